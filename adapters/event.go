@@ -1,0 +1,141 @@
+// Package adapters holds the vocabulary every harness adapter speaks: the normalised Event, the
+// normalised transcript Turn, and the small interfaces the proxy uses to decode hook calls and
+// transcripts without knowing which harness they came from.
+//
+// Each harness lives in its own sub-package (adapters/claudecode, …) that imports only this
+// package. Only main.go imports the sub-packages and hands them to the proxy.
+package adapters
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind names what a normalised Event means, independent of the harness it came from.
+type Kind string
+
+// The event kinds. A harness event that maps to none of them decodes to KindUnknown.
+const (
+	KindUnknown       Kind = "unknown"        // an event nothing handles; replied to with nothing
+	KindSessionStart  Kind = "session_start"  // a session started, resumed, cleared or compacted (see Event.Source)
+	KindPrompt        Kind = "prompt"         // the user submitted a prompt (Event.Prompt)
+	KindSpawn         Kind = "spawn"          // the session asked for a sub-agent (Event.Spawn); not started yet
+	KindSpawnResult   Kind = "spawn_result"   // the spawning tool call returned (Event.Result, Event.Spawn.ToolUseID)
+	KindSubagentStart Kind = "subagent_start" // a sub-agent started (Event.AgentID, Event.AgentType)
+	KindSubagentStop  Kind = "subagent_stop"  // a sub-agent stopped (Event.Result); see Event.IsCompaction
+	KindToolUse       Kind = "tool_use"       // any other tool call, before it runs (Event.Tool)
+	KindToolResult    Kind = "tool_result"    // any other tool call, after it ran (Event.Tool)
+	KindPreCompact    Kind = "pre_compact"    // compaction is about to run (Event.Trigger, Event.Instructions)
+	KindStop          Kind = "stop"           // the session finished a turn
+	KindSessionEnd    Kind = "session_end"    // the session ended
+)
+
+// Session start sources, as Claude Code names them in SessionStart.source.
+const (
+	SourceStartup = "startup"
+	SourceResume  = "resume"
+	SourceClear   = "clear"
+	SourceCompact = "compact"
+)
+
+// Event is one harness event, normalised. Fields a kind does not use are zero.
+type Event struct {
+	Harness string // the harness that sent it: "claude-code", "opencode", "openclaw", "codex"
+	Kind    Kind   // what it means
+	Name    string // the harness's own name for the event (Claude Code: hook_event_name)
+
+	// SessionID is the harness-native id of the session the event belongs to. For Claude Code this
+	// is always the top-level session, even for events a sub-agent caused.
+	SessionID string
+	// AgentID is the harness-native id of the sub-agent the event came from (a nested spawn) or is
+	// about (SubagentStart/Stop). Empty for events of the top-level session.
+	AgentID string
+	// AgentType is the sub-agent's type (Claude Code agent_type). Empty with a non-empty AgentID on
+	// SubagentStop means the compaction agent; see IsCompaction.
+	AgentType string
+
+	Cwd            string // the session's working directory, as the harness reported it
+	TranscriptPath string // the session's transcript file, if the harness keeps one
+	// AgentTranscriptPath is the sub-agent's own transcript file (SubagentStop).
+	AgentTranscriptPath string
+
+	Source       string    // KindSessionStart: one of the Source* constants
+	Prompt       string    // KindPrompt: the prompt text
+	Spawn        *Spawn    // KindSpawn, KindSpawnResult: the spawning tool call
+	Result       *Result   // KindSubagentStop, KindSpawnResult: what came back
+	Tool         *ToolCall // KindToolUse, KindToolResult: the tool call
+	Trigger      string    // KindPreCompact: "manual" or "auto"
+	Instructions string    // KindPreCompact: the user's custom compaction instructions
+	At           time.Time // when the adapter decoded it (zero: unknown)
+}
+
+// IsCompaction reports whether a SubagentStop belongs to the harness's internal compaction agent,
+// which is not a real sub-agent and must not be recorded as one.
+func (e Event) IsCompaction() bool {
+	return e.Kind == KindSubagentStop && e.AgentID != "" && e.AgentType == ""
+}
+
+// Spawn is a request for a sub-agent, as the spawning tool call carried it.
+type Spawn struct {
+	ToolUseID   string // the harness's id for the spawning tool call
+	Description string // the short description the parent gave
+	Prompt      string // the task prompt: the sub-agent's objective
+	Type        string // the sub-agent type asked for (Claude Code subagent_type)
+}
+
+// Result is what a sub-agent (or its spawning tool call) returned.
+type Result struct {
+	AgentID    string // the sub-agent that produced it, when the harness says
+	Status     string // the harness's status word ("completed", …); empty when unknown
+	Text       string // the sub-agent's final message or tool result text
+	Tokens     int64  // total tokens the sub-agent used; 0 when unknown
+	DurationMs int64  // how long it ran; 0 when unknown
+}
+
+// ToolCall is a non-spawning tool call.
+type ToolCall struct {
+	Name  string   // the tool's name
+	UseID string   // the harness's id for the call
+	Files []string // file paths the call reads or writes, as given
+}
+
+// Turn is one normalised transcript record: a user prompt, an assistant message, or a tool call
+// or result.
+type Turn struct {
+	ID    string    // the harness's id for the record, stable across re-reads; used to deduplicate
+	Role  string    // "user", "assistant", "tool" or "system"
+	Text  string    // the readable text; may be empty for a bare tool call
+	Tool  string    // the tool's name, for tool calls and results
+	Files []string  // file paths the record's tool calls touched
+	At    time.Time // when the harness wrote it; zero when the record has no time
+}
+
+// Hooks decodes one harness's hook calls and encodes its replies.
+type Hooks interface {
+	// Harness names the harness, as in Event.Harness.
+	Harness() string
+	// Decode turns one hook call's body into an Event. Bad input returns an error wrapping
+	// ErrMalformed; an event the adapter does not know decodes to KindUnknown, not an error.
+	Decode(body []byte) (Event, error)
+	// Reply encodes the reply to ev carrying context for the model. An empty context yields the
+	// harness's empty reply ("{}" for Claude Code).
+	Reply(ev Event, context string) []byte
+}
+
+// Transcripts parses one harness's transcript files.
+type Transcripts interface {
+	// ParseTranscript parses complete records from the start of chunk and returns their turns and
+	// how many bytes it consumed. A trailing partial record is left unconsumed unless atEOF says the
+	// file ends there. Records it does not understand are consumed and skipped; it never fails.
+	ParseTranscript(chunk []byte, atEOF bool) (turns []Turn, consumed int)
+}
+
+// ErrMalformed is wrapped by every decoding error caused by bad input. Bad input is permanent:
+// answer, count it, never retry.
+var ErrMalformed = errors.New("malformed input")
+
+// Malformed returns an error wrapping ErrMalformed that says what was wrong.
+func Malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,70 @@
+package kv
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Session statuses.
+const (
+	StatusActive = "active" // the harness is (or was last seen) running it
+	StatusEnded  = "ended"  // the harness said it ended
+)
+
+// Session is one harness session or sub-agent, as heirloom knows it. A session is identified by
+// (Scope, ID).
+type Session struct {
+	Scope   string // memory scope: the configured agent; for OpenClaw its agentId. Never empty.
+	ID      string // heirloom's key for it, unique within Scope (Claude Code: session_id, or session_id:agent_id for a sub-agent)
+	Harness string // "claude-code", "opencode", "openclaw" or "codex"
+	// NativeID is the harness's own id (Claude Code: session_id, or agent_id for a sub-agent).
+	NativeID string
+
+	ParentID       string // ID of the parent session in the same scope; empty for a top-level session
+	ParentInferred bool   // the parent was guessed (no parent information in the payload), not read
+	Depth          int    // 0 for a top-level session, 1 for its sub-agents, …
+
+	Project     string // the working directory the harness reported
+	ProjectNorm string // Project, realpath-normalised; groups sessions of one project
+	Title       string // a short human title (a sub-agent's description); may be empty
+	Objective   string // what the session is for: a sub-agent's task prompt, or a session's first prompt
+	AgentType   string // the sub-agent type (Claude Code agent_type); empty for top-level sessions
+	Status      string // StatusActive or StatusEnded
+
+	CreatedAt time.Time // first seen
+	UpdatedAt time.Time // last activity; drives the recency index
+
+	Transcript TranscriptPos // where heirloom reads the session's transcript from
+	TurnCount  uint64        // turns stored so far; the next turn's Seq
+}
+
+// TranscriptPos is where heirloom has read a transcript file up to.
+type TranscriptPos struct {
+	Path   string // the transcript file; empty when the harness keeps none
+	Offset int64  // bytes consumed so far: the next read starts here
+	// Ident identifies the file that Offset belongs to (device and inode), so a replaced file is
+	// re-read from 0. Empty when unknown.
+	Ident string
+}
+
+// Validate reports the first problem with s as an error naming the field.
+func (s *Session) Validate() error {
+	switch {
+	case s.Scope == "":
+		return fmt.Errorf("session: scope required")
+	case strings.ContainsRune(s.Scope, 0):
+		return fmt.Errorf("session %q: scope contains NUL", s.ID)
+	case s.ID == "":
+		return fmt.Errorf("session: id required")
+	case strings.ContainsRune(s.ID, 0):
+		return fmt.Errorf("session %q: id contains NUL", s.ID)
+	case s.Harness == "":
+		return fmt.Errorf("session %q: harness required", s.ID)
+	case s.ParentID == s.ID:
+		return fmt.Errorf("session %q: is its own parent", s.ID)
+	case s.Status != StatusActive && s.Status != StatusEnded:
+		return fmt.Errorf("session %q: status %q: want %q or %q", s.ID, s.Status, StatusActive, StatusEnded)
+	}
+	return nil
+}
