@@ -139,3 +139,21 @@ var ErrMalformed = errors.New("malformed input")
 func Malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
+
+// SubagentMeta is what a harness records about a sub-agent beside the sub-agent's transcript
+// (Claude Code: agent-<id>.meta.json). It appears during the run, not at its start.
+type SubagentMeta struct {
+	AgentType   string // the sub-agent's type
+	Description string // the spawn's description
+	ToolUseID   string // the spawning tool call's id: confirms which spawn started this sub-agent
+	SpawnDepth  int    // 1 for a child of a top-level session, 2 for a grandchild, …
+}
+
+// SubagentMetas reads the sub-agent metadata files a harness keeps.
+type SubagentMetas interface {
+	// SubagentMetaPath returns where the metadata of the sub-agent whose transcript is at
+	// agentTranscriptPath lives; "" when the harness keeps none.
+	SubagentMetaPath(agentTranscriptPath string) string
+	// ParseSubagentMeta decodes a metadata file. Bad input returns an error wrapping ErrMalformed.
+	ParseSubagentMeta(b []byte) (SubagentMeta, error)
+}
