@@ -1,0 +1,252 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+)
+
+// Result statuses Decode sets on a failed spawn (PostToolUseFailure of Agent/Task). A successful
+// spawn carries Claude Code's own status word ("completed", …).
+const (
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+)
+
+// Decode turns one hook call's body into an adapters.Event with Harness "claude-code" and Name
+// set to hook_event_name. Event.At is left zero for the caller to stamp.
+//
+// It returns an error wrapping adapters.ErrMalformed when body is not a JSON object, when
+// hook_event_name is missing, empty or not a string, when a known event has no session_id, and
+// when SubagentStart or SubagentStop has no agent_id. An event it does not know decodes to
+// adapters.KindUnknown without error. Fields of an unexpected JSON type are left zero rather
+// than failing the call, so a harness that grows or reshapes a field we do not need still works.
+//
+// A spawn is a PreToolUse of the Agent or Task tool; its PostToolUse is a KindSpawnResult, and
+// so is its PostToolUseFailure (Result.Status StatusFailed or StatusInterrupted, Result.Text the
+// error) so that a spawn which never started can be closed.
+func (Adapter) Decode(body []byte) (adapters.Event, error) {
+	var in HookInput
+	if err := decodeObject(body, &in); err != nil {
+		return adapters.Event{}, err
+	}
+	if in.HookEventName == "" {
+		return adapters.Event{}, adapters.Malformed("hook call: hook_event_name missing, empty or not a string")
+	}
+	ev := adapters.Event{
+		Harness:        Harness,
+		Kind:           adapters.KindUnknown,
+		Name:           in.HookEventName,
+		SessionID:      in.SessionID,
+		Cwd:            in.Cwd,
+		TranscriptPath: in.TranscriptPath,
+	}
+	// agent_type without agent_id is a main thread started with --agent: not a sub-agent.
+	if in.AgentID != "" {
+		ev.AgentID, ev.AgentType = in.AgentID, in.AgentType
+	}
+	if !knownEvent(in.HookEventName) {
+		return ev, nil
+	}
+	if in.SessionID == "" {
+		return adapters.Event{}, adapters.Malformed("%s: session_id missing, empty or not a string", in.HookEventName)
+	}
+
+	switch in.HookEventName {
+	case EventSessionStart:
+		var p SessionStartInput
+		_ = decodeObject(body, &p) // body was checked above: only field type mismatches remain
+		ev.Kind, ev.Source = adapters.KindSessionStart, p.Source
+	case EventUserPromptSubmit:
+		var p UserPromptSubmitInput
+		_ = decodeObject(body, &p)
+		ev.Kind, ev.Prompt = adapters.KindPrompt, p.Prompt
+	case EventPreToolUse:
+		var p PreToolUseInput
+		_ = decodeObject(body, &p)
+		if isSpawnTool(p.ToolName) {
+			ev.Kind, ev.Spawn = adapters.KindSpawn, spawnOf(p.ToolUseID, p.ToolInput)
+		} else {
+			ev.Kind, ev.Tool = adapters.KindToolUse, toolOf(p.ToolName, p.ToolUseID, p.ToolInput)
+		}
+	case EventPostToolUse:
+		var p PostToolUseInput
+		_ = decodeObject(body, &p)
+		if isSpawnTool(p.ToolName) {
+			ev.Kind, ev.Spawn = adapters.KindSpawnResult, spawnOf(p.ToolUseID, p.ToolInput)
+			ev.Result = agentResult(p.ToolResponse)
+		} else {
+			ev.Kind, ev.Tool = adapters.KindToolResult, toolOf(p.ToolName, p.ToolUseID, p.ToolInput)
+		}
+	case EventPostToolUseFailure:
+		var p PostToolUseFailureInput
+		_ = decodeObject(body, &p)
+		if isSpawnTool(p.ToolName) {
+			status := StatusFailed
+			if p.IsInterrupt {
+				status = StatusInterrupted
+			}
+			ev.Kind, ev.Spawn = adapters.KindSpawnResult, spawnOf(p.ToolUseID, p.ToolInput)
+			ev.Result = &adapters.Result{Status: status, Text: p.Error}
+		} else {
+			ev.Kind, ev.Tool = adapters.KindToolResult, toolOf(p.ToolName, p.ToolUseID, p.ToolInput)
+		}
+	case EventSubagentStart:
+		if in.AgentID == "" {
+			return adapters.Event{}, adapters.Malformed("SubagentStart: agent_id missing, empty or not a string")
+		}
+		ev.Kind = adapters.KindSubagentStart
+	case EventSubagentStop:
+		if in.AgentID == "" {
+			return adapters.Event{}, adapters.Malformed("SubagentStop: agent_id missing, empty or not a string")
+		}
+		var p SubagentStopInput
+		_ = decodeObject(body, &p)
+		ev.Kind, ev.AgentTranscriptPath = adapters.KindSubagentStop, p.AgentTranscriptPath
+		ev.Result = &adapters.Result{AgentID: in.AgentID, Text: p.LastAssistantMessage}
+	case EventPreCompact:
+		var p PreCompactInput
+		_ = decodeObject(body, &p)
+		ev.Kind, ev.Trigger, ev.Instructions = adapters.KindPreCompact, p.Trigger, p.CustomInstructions
+	case EventStop:
+		ev.Kind = adapters.KindStop
+	case EventSessionEnd:
+		ev.Kind = adapters.KindSessionEnd
+	}
+	return ev, nil
+}
+
+// knownEvent reports whether Decode maps name to a kind other than KindUnknown.
+func knownEvent(name string) bool {
+	switch name {
+	case EventSessionStart, EventUserPromptSubmit, EventPreToolUse, EventPostToolUse,
+		EventPostToolUseFailure, EventSubagentStart, EventSubagentStop, EventPreCompact,
+		EventStop, EventSessionEnd:
+		return true
+	}
+	return false
+}
+
+func isSpawnTool(name string) bool { return name == ToolAgent || name == ToolTask }
+
+// decodeObject unmarshals body, which must be one JSON object, into v. Syntax errors and
+// non-objects are malformed; a field of the wrong JSON type is left zero and is not an error.
+func decodeObject(body []byte, v any) error {
+	if !isObject(body) {
+		return adapters.Malformed("hook call: not a JSON object")
+	}
+	err := json.Unmarshal(body, v)
+	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); err != nil && !ok {
+		return adapters.Malformed("hook call: %v", err)
+	}
+	return nil
+}
+
+// isObject reports whether b's first non-blank byte opens a JSON object.
+func isObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// spawnOf reads an Agent/Task tool_input. An input of another shape yields only the id.
+func spawnOf(toolUseID string, input json.RawMessage) *adapters.Spawn {
+	var in AgentInput
+	if isObject(input) {
+		_ = json.Unmarshal(input, &in)
+	}
+	return &adapters.Spawn{
+		ToolUseID:   toolUseID,
+		Description: in.Description,
+		Prompt:      in.Prompt,
+		Type:        in.SubagentType,
+	}
+}
+
+func toolOf(name, useID string, input json.RawMessage) *adapters.ToolCall {
+	return &adapters.ToolCall{Name: name, UseID: useID, Files: appendFiles(nil, input)}
+}
+
+// agentResult reads an Agent/Task tool_response: normally an AgentResponse object; a bare
+// string or content array is taken as the text.
+func agentResult(raw json.RawMessage) *adapters.Result {
+	r := &adapters.Result{}
+	if !isObject(raw) {
+		r.Text = contentText(raw)
+		return r
+	}
+	var resp AgentResponse
+	_ = json.Unmarshal(raw, &resp)
+	r.AgentID, r.Status, r.Text = resp.AgentID, resp.Status, contentText(resp.Content)
+	r.Tokens, r.DurationMs = resp.TotalTokens, resp.TotalDurationMs
+	return r
+}
+
+// contentText returns the text of message or tool-result content: a JSON string as is, or the
+// text blocks of an array joined by newlines. Anything else yields "".
+func contentText(raw json.RawMessage) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	case '[':
+		var blocks []ContentBlock
+		_ = json.Unmarshal(raw, &blocks)
+		var texts []string
+		for _, b := range blocks {
+			if b.Type == "text" && b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	return ""
+}
+
+// pathFields are the tool_input fields that name a file or directory, in the order read.
+var pathFields = [...]string{"file_path", "path", "notebook_path"}
+
+// maxPathLen bounds what appendFiles accepts as a path.
+const maxPathLen = 4096
+
+// appendFiles appends to files the paths named in a tool input's file_path, path and
+// notebook_path fields, skipping values that do not look like paths and duplicates.
+func appendFiles(files []string, input json.RawMessage) []string {
+	if !isObject(input) {
+		return files
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(input, &fields) != nil {
+		return files
+	}
+	for _, name := range pathFields {
+		var p string
+		if json.Unmarshal(fields[name], &p) != nil || !looksLikePath(p) {
+			continue
+		}
+		if !slices.Contains(files, p) {
+			files = append(files, p)
+		}
+	}
+	return files
+}
+
+// looksLikePath reports whether s could be a file path: non-blank, bounded, valid UTF-8, no
+// control characters, not a URL.
+func looksLikePath(s string) bool {
+	if s == "" || len(s) > maxPathLen || strings.TrimSpace(s) != s || !utf8.ValidString(s) ||
+		strings.Contains(s, "://") {
+		return false
+	}
+	return strings.IndexFunc(s, unicode.IsControl) < 0
+}
