@@ -1,0 +1,170 @@
+// Package config owns heirloom's one typed configuration tree.
+//
+// Values come from four layers, each overriding the one before it: built-in
+// defaults ([Default]), a YAML file, HEIRLOOM_* environment variables and
+// command-line flags. [Load] merges them, rejects unknown keys and values of
+// the wrong type (naming the key and the layer), then runs [Config.Validate].
+// Only main imports this package; it copies values into the other packages.
+package config
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// defaultTranscriptRoot is where Claude Code keeps its transcripts, before
+// "~/" is expanded.
+const defaultTranscriptRoot = "~/.claude/projects"
+
+// Config is the whole configuration. Keys are the koanf tags joined with ".",
+// e.g. "log.level". A zero Config is not valid: start from [Default] or [Load].
+type Config struct {
+	// Listen is the host:port of the HTTP API and hook endpoints. A host that
+	// is not loopback requires Token. Port 0 picks a free port. Default
+	// "127.0.0.1:7433"; empty is invalid.
+	Listen string `koanf:"listen"`
+
+	// DataDir is the directory holding the store. "~/" is expanded at load.
+	// Empty is invalid; Default uses $XDG_DATA_HOME/heirloom, else
+	// <home>/.local/share/heirloom.
+	DataDir string `koanf:"data_dir"`
+
+	// Token is the bearer token the API requires. Empty means the API is
+	// open to any local caller, which is allowed only on a loopback Listen.
+	// Default empty; set it with HEIRLOOM_TOKEN rather than in a file.
+	Token string `koanf:"token"`
+
+	// Scope is the memory scope (the configured agent) every record is stored
+	// under. It must match ^[a-z0-9][a-z0-9_-]{0,63}$; empty is invalid.
+	// Default "default".
+	Scope string `koanf:"scope"`
+
+	// Log configures the logger.
+	Log Log `koanf:"log"`
+
+	// Server configures the HTTP server.
+	Server Server `koanf:"server"`
+
+	// Inherit configures the context a sub-agent inherits from its parent.
+	Inherit Inherit `koanf:"inherit"`
+
+	// Adapters configures each harness adapter.
+	Adapters Adapters `koanf:"adapters"`
+}
+
+// Log configures the logger.
+type Log struct {
+	// Level is the minimum level logged: trace, debug, info, warn or error.
+	// Default "info"; empty is invalid.
+	Level string `koanf:"level"`
+
+	// Format is auto, text or json; auto picks text on a terminal and json
+	// otherwise. Default "auto"; empty is invalid.
+	Format string `koanf:"format"`
+}
+
+// Server configures the HTTP server.
+type Server struct {
+	// MaxBodyBytes caps the size of a request body; larger requests are
+	// refused. Default 8 MiB; it must be > 0.
+	MaxBodyBytes int64 `koanf:"max_body_bytes"`
+
+	// HookTimeout is how long a hook handler may work before it replies {}
+	// so the harness never waits on heirloom. Default 1s; it must be > 0.
+	HookTimeout time.Duration `koanf:"hook_timeout"`
+
+	// ShutdownTimeout is how long shutdown waits for requests in flight
+	// before closing their connections. Default 5s; it must be > 0.
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+}
+
+// Inherit configures the "Inherited from Parent Session" block.
+type Inherit struct {
+	// Enabled turns the block on. Default true; false means sub-agents
+	// inherit nothing.
+	Enabled bool `koanf:"enabled"`
+
+	// TailChars is how many characters of the parent's transcript tail the
+	// block carries. Default 3000; zero means no tail; negative is invalid.
+	TailChars int `koanf:"tail_chars"`
+}
+
+// Adapters configures each harness adapter.
+type Adapters struct {
+	// ClaudeCode configures the Claude Code adapter.
+	ClaudeCode ClaudeCode `koanf:"claude_code"`
+}
+
+// ClaudeCode configures the Claude Code adapter.
+type ClaudeCode struct {
+	// MaxContextChars caps the additionalContext heirloom returns to one
+	// hook. Default 9500. It must be within 500..10000: Claude Code replaces
+	// an additionalContext over 10,000 characters.
+	MaxContextChars int `koanf:"max_context_chars"`
+
+	// TranscriptRoots are the directories transcripts may be read from; a
+	// transcript_path outside them is ignored. "~/" is expanded at load and
+	// every root must then be absolute. Default ["~/.claude/projects"];
+	// empty is invalid.
+	TranscriptRoots []string `koanf:"transcript_roots"`
+
+	// MaxReadBytes caps the transcript bytes read per hook call. Default
+	// 4 MiB; it must be > 0.
+	MaxReadBytes int64 `koanf:"max_read_bytes"`
+}
+
+// Default returns a complete, working configuration for a user whose home
+// directory is home. DataDir is xdgDataHome/heirloom when xdgDataHome is an
+// absolute path (the XDG spec ignores relative ones), else
+// home/.local/share/heirloom, else empty (which Validate rejects). With an
+// empty home, the transcript root keeps its unexpanded "~/" form, which
+// Validate also rejects.
+func Default(home, xdgDataHome string) Config {
+	var dataDir string
+	switch {
+	case filepath.IsAbs(xdgDataHome):
+		dataDir = filepath.Join(xdgDataHome, "heirloom")
+	case home != "":
+		dataDir = filepath.Join(home, ".local", "share", "heirloom")
+	}
+	return Config{
+		Listen:  "127.0.0.1:7433",
+		DataDir: dataDir,
+		Scope:   "default",
+		Log:     Log{Level: "info", Format: "auto"},
+		Server: Server{
+			MaxBodyBytes:    8 << 20,
+			HookTimeout:     time.Second,
+			ShutdownTimeout: 5 * time.Second,
+		},
+		Inherit: Inherit{Enabled: true, TailChars: 3000},
+		Adapters: Adapters{ClaudeCode: ClaudeCode{
+			MaxContextChars: 9500,
+			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},
+			MaxReadBytes:    4 << 20,
+		}},
+	}
+}
+
+// expandHome replaces a leading "~/" (or a lone "~") in path with home. It
+// returns path unchanged when home is empty or path does not start with "~".
+func expandHome(path, home string) string {
+	if home == "" {
+		return path
+	}
+	if path == "~" {
+		return home
+	}
+	if rest, ok := cutHome(path); ok {
+		return filepath.Join(home, rest)
+	}
+	return path
+}
+
+// cutHome reports whether path starts with "~/" and returns what follows.
+func cutHome(path string) (string, bool) {
+	if len(path) >= 2 && path[0] == '~' && path[1] == '/' {
+		return path[2:], true
+	}
+	return "", false
+}

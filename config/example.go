@@ -1,0 +1,83 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+)
+
+// docs explains every key and section in one line, for Example.
+var docs = map[string]string{
+	"listen":   "Address of the HTTP API and hook endpoints, host:port. A non-loopback host requires token.",
+	"data_dir": "Directory of the store. Default: $XDG_DATA_HOME/heirloom, else ~/.local/share/heirloom.",
+	"token":    "Bearer token the API requires; empty leaves it open to local callers. Prefer HEIRLOOM_TOKEN.",
+	"scope":    "Memory scope (the configured agent): 1-64 of a-z, 0-9, '_' and '-'.",
+
+	"log":        "Logging.",
+	"log.level":  "Minimum level: trace, debug, info, warn or error.",
+	"log.format": "auto (text on a terminal, else json), text or json.",
+
+	"server":                  "HTTP server.",
+	"server.max_body_bytes":   "Largest request body accepted, in bytes.",
+	"server.hook_timeout":     "How long a hook handler may work before it replies {}.",
+	"server.shutdown_timeout": "How long shutdown waits for requests in flight.",
+
+	"inherit":            "Context a sub-agent inherits from its parent session.",
+	"inherit.enabled":    "Give sub-agents the \"Inherited from Parent Session\" block.",
+	"inherit.tail_chars": "Characters of the parent's transcript tail to include; 0 for none.",
+
+	"adapters":                               "Harness adapters.",
+	"adapters.claude_code":                   "Claude Code.",
+	"adapters.claude_code.max_context_chars": "Cap on the context returned to one hook, 500..10000.",
+	"adapters.claude_code.transcript_roots":  "Directories transcripts may be read from (absolute, or starting with ~/).",
+	"adapters.claude_code.max_read_bytes":    "Cap on transcript bytes read per hook call.",
+}
+
+// commentedOut are keys Example shows as comments: data_dir because its
+// default depends on XDG_DATA_HOME, token because it is a secret.
+var commentedOut = map[string]bool{"data_dir": true, "token": true}
+
+// Example returns a YAML configuration file that shows every key at its
+// default, each explained in one line; data_dir and token are left as
+// comments. Loading it yields Default.
+func Example() string {
+	c := Default("", "")
+	c.DataDir = "~/.local/share/heirloom"
+	c.Adapters.ClaudeCode.TranscriptRoots = []string{defaultTranscriptRoot}
+
+	var b strings.Builder
+	b.WriteString(`# heirloom configuration, with every key at its default.
+#
+# Each layer overrides the one before: built-in defaults, this file,
+# HEIRLOOM_* environment variables, command-line flags. A variable is
+# HEIRLOOM_ plus the upper-cased key with "__" for each "." (for example
+# HEIRLOOM_LOG__LEVEL=debug); lists are comma-separated. Durations are
+# strings such as "1500ms". Unknown keys are errors.
+`)
+	writeExample(&b, reflect.ValueOf(c), "", "")
+	return b.String()
+}
+
+// writeExample writes the fields of struct v, whose keys start with prefix,
+// indented by indent.
+func writeExample(b *strings.Builder, v reflect.Value, prefix, indent string) {
+	t := v.Type()
+	for i := range t.NumField() {
+		name := t.Field(i).Tag.Get("koanf")
+		key := prefix + name
+		if indent == "" {
+			b.WriteString("\n")
+		}
+		b.WriteString(indent + "# " + docs[key] + "\n")
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Struct {
+			b.WriteString(indent + name + ":\n")
+			writeExample(b, fv, key+".", indent+"  ")
+			continue
+		}
+		line := indent + name + ": " + formatValue(fv.Interface()) + "\n"
+		if commentedOut[key] {
+			line = indent + "# " + name + ": " + formatValue(fv.Interface()) + "\n"
+		}
+		b.WriteString(line)
+	}
+}

@@ -1,0 +1,58 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heirloom-dev/heirloom/config"
+)
+
+func TestLoaded_WriteTo(t *testing.T) {
+	path := writeConfig(t, "log:\n  level: debug\n")
+	l := mustLoad(t, config.Input{
+		Home:       home,
+		ConfigPath: path,
+		Env:        []string{"HEIRLOOM_TOKEN=hunter2", "HEIRLOOM_LISTEN=0.0.0.0:7433"},
+		Flags:      map[string]string{"inherit.tail_chars": "10"},
+	})
+	var b strings.Builder
+	n, err := l.WriteTo(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(b.Len()) {
+		t.Errorf("got n %d, want %d", n, b.Len())
+	}
+	want := `adapters.claude_code.max_context_chars: 9500  # default
+adapters.claude_code.max_read_bytes: 4194304  # default
+adapters.claude_code.transcript_roots: ["/home/u/.claude/projects"]  # default
+data_dir: "/home/u/.local/share/heirloom"  # default
+inherit.enabled: true  # default
+inherit.tail_chars: 10  # flag --inherit-tail-chars
+listen: "0.0.0.0:7433"  # env HEIRLOOM_LISTEN
+log.format: "auto"  # default
+log.level: "debug"  # file ` + path + `
+scope: "default"  # default
+server.hook_timeout: "1s"  # default
+server.max_body_bytes: 8388608  # default
+server.shutdown_timeout: "5s"  # default
+token: (set)  # env HEIRLOOM_TOKEN
+`
+	if got := b.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if strings.Contains(b.String(), "hunter2") {
+		t.Errorf("got the token's value in the output, want it hidden")
+	}
+}
+
+func TestLoaded_WriteTo_NoToken(t *testing.T) {
+	l := mustLoad(t, config.Input{Home: home})
+	var b strings.Builder
+	if _, err := l.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "token: \"\"  # default\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("got\n%s\nwant a line %q", b.String(), want)
+	}
+}

@@ -1,0 +1,117 @@
+package config
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// scopePattern is what a memory scope may look like; it is used in store
+// keys and URLs.
+var scopePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Validate reports every invalid value in c, as *Error values joined with
+// errors.Join, or nil when c is valid. Each error names the key and the bad
+// value; Source is empty (Load fills it in).
+func (c *Config) Validate() error {
+	problems := c.problems()
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// problems lists the invalid values of c in key order.
+func (c *Config) problems() []*Error {
+	var errs []*Error
+	bad := func(key string, value any, msg string) {
+		errs = append(errs, &Error{Key: key, Value: value, Msg: msg})
+	}
+
+	if msg := checkListen(c.Listen, c.Token != ""); msg != "" {
+		bad("listen", c.Listen, msg)
+	}
+	switch {
+	case c.DataDir == "":
+		bad("data_dir", nil, "must not be empty (set it, or HOME or XDG_DATA_HOME)")
+	case strings.HasPrefix(c.DataDir, "~"):
+		bad("data_dir", c.DataDir, "cannot be expanded: the home directory is unknown")
+	}
+	if !scopePattern.MatchString(c.Scope) {
+		bad("scope", c.Scope, "is not a valid scope: use 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit")
+	}
+	switch c.Log.Level {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		bad("log.level", c.Log.Level, "is not one of trace, debug, info, warn, error")
+	}
+	switch c.Log.Format {
+	case "auto", "text", "json":
+	default:
+		bad("log.format", c.Log.Format, "is not one of auto, text, json")
+	}
+	if c.Server.MaxBodyBytes <= 0 {
+		bad("server.max_body_bytes", c.Server.MaxBodyBytes, "must be greater than 0")
+	}
+	if c.Server.HookTimeout <= 0 {
+		bad("server.hook_timeout", c.Server.HookTimeout, "must be greater than 0")
+	}
+	if c.Server.ShutdownTimeout <= 0 {
+		bad("server.shutdown_timeout", c.Server.ShutdownTimeout, "must be greater than 0")
+	}
+	if c.Inherit.TailChars < 0 {
+		bad("inherit.tail_chars", c.Inherit.TailChars, "must not be negative")
+	}
+
+	cc := c.Adapters.ClaudeCode
+	if cc.MaxContextChars < 500 || cc.MaxContextChars > 10000 {
+		bad("adapters.claude_code.max_context_chars", cc.MaxContextChars,
+			"is not within 500..10000 (Claude Code replaces additionalContext over 10,000 characters)")
+	}
+	if len(cc.TranscriptRoots) == 0 {
+		bad("adapters.claude_code.transcript_roots", nil, "must list at least one directory")
+	}
+	for _, root := range cc.TranscriptRoots {
+		switch {
+		case strings.HasPrefix(root, "~"):
+			bad("adapters.claude_code.transcript_roots", root, "cannot be expanded: the home directory is unknown")
+		case !filepath.IsAbs(root):
+			bad("adapters.claude_code.transcript_roots", root, "is not an absolute path")
+		}
+	}
+	if cc.MaxReadBytes <= 0 {
+		bad("adapters.claude_code.max_read_bytes", cc.MaxReadBytes, "must be greater than 0")
+	}
+	return errs
+}
+
+// checkListen returns what is wrong with listen, or "" if nothing is. A
+// host that is not loopback is allowed only when a token is set.
+func checkListen(listen string, haveToken bool) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "is not host:port"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "does not have a numeric port (0-65535)"
+	}
+	if !haveToken && !isLoopback(host) {
+		return "is not a loopback address: set token (HEIRLOOM_TOKEN) before binding it"
+	}
+	return ""
+}
+
+// isLoopback reports whether host is localhost or a loopback IP
+// (127.0.0.0/8, ::1). An empty host means every interface, so it is not.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}

@@ -1,0 +1,79 @@
+package config_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/config"
+)
+
+func TestConfig_Validate(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		modify func(c *config.Config)
+		key    string // "" when the config is valid
+		value  any
+	}{
+		{"OK", func(c *config.Config) {}, "", nil},
+		{"OKPortZero", func(c *config.Config) { c.Listen = "127.0.0.1:0" }, "", nil},
+		{"OKLocalhost", func(c *config.Config) { c.Listen = "localhost:7433" }, "", nil},
+		{"OKLoopbackRange", func(c *config.Config) { c.Listen = "127.8.9.10:7433" }, "", nil},
+		{"OKIPv6Loopback", func(c *config.Config) { c.Listen = "[::1]:7433" }, "", nil},
+		{"OKNonLoopbackWithToken", func(c *config.Config) { c.Listen, c.Token = "0.0.0.0:7433", "t" }, "", nil},
+		{"OKNoTail", func(c *config.Config) { c.Inherit.TailChars = 0 }, "", nil},
+		{"ErrNonLoopback", func(c *config.Config) { c.Listen = "0.0.0.0:7433" }, "listen", "0.0.0.0:7433"},
+		{"ErrAllInterfaces", func(c *config.Config) { c.Listen = ":7433" }, "listen", ":7433"},
+		{"ErrHostName", func(c *config.Config) { c.Listen = "example.com:7433" }, "listen", "example.com:7433"},
+		{"ErrNoPort", func(c *config.Config) { c.Listen = "127.0.0.1" }, "listen", "127.0.0.1"},
+		{"ErrNamedPort", func(c *config.Config) { c.Listen = "127.0.0.1:http" }, "listen", "127.0.0.1:http"},
+		{"ErrPortRange", func(c *config.Config) { c.Listen = "127.0.0.1:65536" }, "listen", "127.0.0.1:65536"},
+		{"ErrDataDirEmpty", func(c *config.Config) { c.DataDir = "" }, "data_dir", nil},
+		{"ErrScopeUpper", func(c *config.Config) { c.Scope = "Default" }, "scope", "Default"},
+		{"ErrScopeLeadingDash", func(c *config.Config) { c.Scope = "-x" }, "scope", "-x"},
+		{"ErrScopeTooLong", func(c *config.Config) { c.Scope = string(make([]byte, 65)) }, "scope", string(make([]byte, 65))},
+		{"ErrLogLevel", func(c *config.Config) { c.Log.Level = "verbose" }, "log.level", "verbose"},
+		{"ErrLogFormat", func(c *config.Config) { c.Log.Format = "xml" }, "log.format", "xml"},
+		{"ErrMaxBodyBytes", func(c *config.Config) { c.Server.MaxBodyBytes = 0 }, "server.max_body_bytes", int64(0)},
+		{"ErrHookTimeout", func(c *config.Config) { c.Server.HookTimeout = -time.Second }, "server.hook_timeout", -time.Second},
+		{"ErrShutdownTimeout", func(c *config.Config) { c.Server.ShutdownTimeout = 0 }, "server.shutdown_timeout", time.Duration(0)},
+		{"ErrTailChars", func(c *config.Config) { c.Inherit.TailChars = -1 }, "inherit.tail_chars", -1},
+		{"ErrMaxContextLow", func(c *config.Config) { c.Adapters.ClaudeCode.MaxContextChars = 499 }, "adapters.claude_code.max_context_chars", 499},
+		{"ErrMaxContextHigh", func(c *config.Config) { c.Adapters.ClaudeCode.MaxContextChars = 10001 }, "adapters.claude_code.max_context_chars", 10001},
+		{"ErrNoRoots", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = nil }, "adapters.claude_code.transcript_roots", nil},
+		{"ErrRelativeRoot", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = []string{"/a", "b"} }, "adapters.claude_code.transcript_roots", "b"},
+		{"ErrMaxReadBytes", func(c *config.Config) { c.Adapters.ClaudeCode.MaxReadBytes = -1 }, "adapters.claude_code.max_read_bytes", int64(-1)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := config.Default("/home/u", "")
+			tt.modify(&c)
+			err := c.Validate()
+			if tt.key == "" {
+				if err != nil {
+					t.Fatalf("got %v, want nil", err)
+				}
+				return
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *config.Error", err)
+			}
+			if ce.Key != tt.key {
+				t.Errorf("got key %q, want %q", ce.Key, tt.key)
+			}
+			if ce.Value != tt.value {
+				t.Errorf("got value %#v, want %#v", ce.Value, tt.value)
+			}
+			if ce.Source != "" {
+				t.Errorf("got source %q, want none", ce.Source)
+			}
+		})
+	}
+}
+
+func TestConfig_Validate_All(t *testing.T) {
+	var c config.Config
+	if got, want := len(configErrors(c.Validate())), 11; got != want {
+		t.Errorf("zero Config: got %d errors, want %d (one per field whose zero value is invalid)", got, want)
+	}
+}
