@@ -84,6 +84,12 @@ type Spawn struct {
 	Type        string // the sub-agent type asked for (Claude Code subagent_type)
 }
 
+// Result statuses heirloom sets itself; harnesses may report others ("completed", …).
+const (
+	StatusFailed      = "failed"      // the spawn or sub-agent failed
+	StatusInterrupted = "interrupted" // the user or harness interrupted it
+)
+
 // Result is what a sub-agent (or its spawning tool call) returned.
 type Result struct {
 	AgentID    string // the sub-agent that produced it, when the harness says
@@ -156,4 +162,7 @@ type SubagentMetas interface {
 	SubagentMetaPath(agentTranscriptPath string) string
 	// ParseSubagentMeta decodes a metadata file. Bad input returns an error wrapping ErrMalformed.
 	ParseSubagentMeta(b []byte) (SubagentMeta, error)
+	// SubagentTranscriptPath returns where the harness writes the transcript of sub-agent agentID
+	// of the session whose transcript is at transcriptPath; "" when it cannot say.
+	SubagentTranscriptPath(transcriptPath, agentID string) string
 }

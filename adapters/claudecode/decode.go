@@ -15,15 +15,15 @@ import (
 // Result statuses Decode sets on a failed spawn (PostToolUseFailure of Agent/Task). A successful
 // spawn carries Claude Code's own status word ("completed", …).
 const (
-	StatusFailed      = "failed"
-	StatusInterrupted = "interrupted"
+	StatusFailed      = adapters.StatusFailed
+	StatusInterrupted = adapters.StatusInterrupted
 )
 
 // Decode turns one hook call's body into an adapters.Event with Harness "claude-code" and Name
 // set to hook_event_name. Event.At is left zero for the caller to stamp.
 //
 // It returns an error wrapping adapters.ErrMalformed when body is not a JSON object, when
-// hook_event_name is missing, empty or not a string, when a known event has no session_id, and
+// hook_event_name is missing, empty or not a string, when a known event other than SubagentStart has no session_id, and
 // when SubagentStart or SubagentStop has no agent_id. An event it does not know decodes to
 // adapters.KindUnknown without error. Fields of an unexpected JSON type are left zero rather
 // than failing the call, so a harness that grows or reshapes a field we do not need still works.
@@ -54,7 +54,9 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 	if !knownEvent(in.HookEventName) {
 		return ev, nil
 	}
-	if in.SessionID == "" {
+	// Older Claude Code sent SubagentStart without the parent's session_id; heirloom then infers
+	// the parent, so only that event may lack it.
+	if in.SessionID == "" && in.HookEventName != EventSubagentStart {
 		return adapters.Event{}, adapters.Malformed("%s: session_id missing, empty or not a string", in.HookEventName)
 	}
 

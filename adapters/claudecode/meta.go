@@ -54,6 +54,11 @@ func (Adapter) ParseSubagentMeta(b []byte) (adapters.SubagentMeta, error) {
 // spawn depth. Its SubagentMetaPath is the sub-agent's metadata. It returns "" when
 // transcriptPath does not end in ".jsonl" or agentID is empty or holds a path separator.
 func SubagentTranscriptPath(transcriptPath, agentID string) string {
+	return Adapter{}.SubagentTranscriptPath(transcriptPath, agentID)
+}
+
+// SubagentTranscriptPath implements adapters.SubagentMetas; see the package-level function.
+func (Adapter) SubagentTranscriptPath(transcriptPath, agentID string) string {
 	session, ok := strings.CutSuffix(filepath.Base(transcriptPath), ".jsonl")
 	if !ok || session == "" || session == "." || session == ".." || !strings.HasSuffix(transcriptPath, ".jsonl") ||
 		agentID == "" || strings.ContainsAny(agentID, `/\`+"\x00") {
