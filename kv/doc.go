@@ -1,0 +1,54 @@
+// Package kv is heirloom's durable store: the records it keeps (Session, Turn) and Store,
+// which keeps them in a Pebble database. Nothing else in heirloom imports Pebble or sees a key.
+//
+// # Data directory
+//
+// Store.Dir holds heirloom.lock, whose exclusive flock marks the directory as in use by one
+// process, and pebble/, the database, opened at PebbleFormatMajorVersion.
+//
+// # Keys
+//
+// Every key starts with one record-type byte, then the memory scope, then the record's own
+// components. Scopes and ids are NUL-free (checked before any key is built), so NUL separates
+// variable-length components; a component that ends a key needs no separator. Numbers are
+// 8-byte big-endian, so byte order is the wanted order: Seq ascending, timestamps as UnixNano
+// with the sign bit flipped (ascending), recency timestamps bit-inverted (newest first). All
+// keys are built and parsed in keys.go.
+//
+//	prefix  components (0 = NUL)                         value           order within prefix
+//	m       "schema"                                     JSON number     the schema version
+//	m       "probe"                                      JSON string     written by Store.Check
+//	s       scope 0 id                                   JSON Session    —
+//	r       scope 0 ^updated id                          empty           newest UpdatedAt first
+//	c       scope 0 parentID 0 created id                empty           oldest CreatedAt first
+//	t       scope 0 id 0 seq                             JSON Turn       Seq ascending
+//	i       scope 0 id 0 sourceID                        JSON number     the turn's Seq
+//
+// r is the recency index and c the children-by-parent index; each has exactly one entry per
+// session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,
+// ParentID or CreatedAt change. i is the per-session SourceID → Seq index used to skip turns
+// that were stored already. The bytes k (checkpoints), n (runs), p (spawns) and x (search
+// postings) are reserved for record types to come; each will be scope-first like the rest.
+//
+// # Values
+//
+// Values are JSON with explicit snake_case names (codec.go), so renaming a Go field does not
+// change what is stored. A turn's Seq and a session's index positions live in keys, not values.
+// Readers ignore unknown fields.
+//
+// # Schema and migrations
+//
+// The key m"schema" holds the schema version of the layout above, SchemaVersion (1). Open reads
+// it: a new, empty database is brought up from 0; a store at an older version is upgraded by
+// running migrations[v] (migrate.go) for each version v up to SchemaVersion, each in one synced
+// batch together with the new version number; a store at a newer version is refused with
+// ErrSchemaTooNew, and a database that holds keys but no version is refused as foreign.
+//
+// # Durability
+//
+// Every Store method that writes does so in one Pebble batch committed with Sync before it
+// returns: a turn, its SourceID entry, its session's new TurnCount and the moved index entries
+// land together or not at all, with one timestamp (Store.Now) per batch. Nothing a method has
+// acknowledged can be lost to a crash. Reads use a Pebble snapshot when they touch more than
+// one key, so they never see half a write.
+package kv

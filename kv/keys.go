@@ -1,0 +1,271 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// This file is the only place that builds or parses keys. The layout is described in doc.go;
+// every key is one record-type byte, then the memory scope, then the record's own components.
+// Variable-length components are separated by a NUL byte (scopes and ids are checked NUL-free
+// before a key is built); numbers are fixed-width big-endian, so byte order is the wanted order.
+
+// Record-type prefixes: the first byte of every key.
+const (
+	prefixMeta       byte = 'm' // m <name>: store metadata
+	prefixSession    byte = 's' // s <scope> 0 <id>: a Session
+	prefixRecency    byte = 'r' // r <scope> 0 <^updated> <id>: recency index, newest first
+	prefixChild      byte = 'c' // c <scope> 0 <parent> 0 <created> <id>: children-by-parent index
+	prefixTurn       byte = 't' // t <scope> 0 <id> 0 <seq>: a Turn
+	prefixTurnSource byte = 'i' // i <scope> 0 <id> 0 <source id>: SourceID → Seq index
+
+	// Reserved for record types to come; never reuse these bytes for anything else:
+	// 'k' checkpoints, 'n' runs, 'p' spawns, 'x' search postings.
+)
+
+// sep separates variable-length key components.
+const sep byte = 0
+
+// Metadata keys. They carry no scope: they describe the whole store.
+var (
+	schemaKey = []byte{prefixMeta, 's', 'c', 'h', 'e', 'm', 'a'} // JSON number: the schema version
+	probeKey  = []byte{prefixMeta, 'p', 'r', 'o', 'b', 'e'}      // JSON string: written by Check
+)
+
+// errBadKey is wrapped by every decoder when a key does not have the expected shape.
+var errBadKey = errors.New("malformed key")
+
+// checkScope reports whether scope can be used as a key component: non-empty and NUL-free.
+func checkScope(scope string) error {
+	switch {
+	case scope == "":
+		return fmt.Errorf("scope required")
+	case strings.IndexByte(scope, sep) >= 0:
+		return fmt.Errorf("scope %q contains NUL", scope)
+	}
+	return nil
+}
+
+// checkRef reports whether scope and id can be used as key components: both non-empty and
+// NUL-free. Public methods call it before building keys from caller input.
+func checkRef(scope, id string) error {
+	if err := checkScope(scope); err != nil {
+		return err
+	}
+	switch {
+	case id == "":
+		return fmt.Errorf("id required")
+	case strings.IndexByte(id, sep) >= 0:
+		return fmt.Errorf("id %q contains NUL", id)
+	}
+	return nil
+}
+
+// sessionKey is s <scope> 0 <id>.
+func sessionKey(scope, id string) []byte {
+	k := make([]byte, 0, 2+len(scope)+len(id))
+	k = append(k, prefixSession)
+	k = appendPart(k, scope)
+	return append(k, id...)
+}
+
+func decodeSessionKey(k []byte) (scope, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixSession)
+	scope = r.part()
+	id = r.lastPart()
+	return scope, id, r.done("session")
+}
+
+// recencyPrefix is r <scope> 0: every recency entry of a scope, newest first.
+func recencyPrefix(scope string) []byte {
+	return appendPart([]byte{prefixRecency}, scope)
+}
+
+// recencyKey is r <scope> 0 <^updated> <id>. The timestamp is inverted so the newest entry
+// sorts first; ties are broken by id.
+func recencyKey(scope string, updated time.Time, id string) []byte {
+	k := make([]byte, 0, 10+len(scope)+len(id))
+	k = append(k, prefixRecency)
+	k = appendPart(k, scope)
+	k = binary.BigEndian.AppendUint64(k, ^timeBits(updated))
+	return append(k, id...)
+}
+
+func decodeRecencyKey(k []byte) (scope string, updated time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRecency)
+	scope = r.part()
+	updated = bitsTime(^r.uint64())
+	id = r.lastPart()
+	return scope, updated, id, r.done("recency")
+}
+
+// childrenPrefix is c <scope> 0 <parent> 0: every child link of one parent, oldest first.
+func childrenPrefix(scope, parentID string) []byte {
+	k := make([]byte, 0, 3+len(scope)+len(parentID))
+	k = append(k, prefixChild)
+	k = appendPart(k, scope)
+	return appendPart(k, parentID)
+}
+
+// childKey is c <scope> 0 <parent> 0 <created> <id>, so children list by creation time, then id.
+func childKey(scope, parentID string, created time.Time, id string) []byte {
+	k := childrenPrefix(scope, parentID)
+	k = binary.BigEndian.AppendUint64(k, timeBits(created))
+	return append(k, id...)
+}
+
+func decodeChildKey(k []byte) (scope, parentID string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixChild)
+	scope = r.part()
+	parentID = r.part()
+	created = bitsTime(r.uint64())
+	id = r.lastPart()
+	return scope, parentID, created, id, r.done("child")
+}
+
+// turnsPrefix is t <scope> 0 <id> 0: every turn of one session, by Seq.
+func turnsPrefix(scope, id string) []byte {
+	k := make([]byte, 0, 11+len(scope)+len(id))
+	k = append(k, prefixTurn)
+	k = appendPart(k, scope)
+	return appendPart(k, id)
+}
+
+// turnKey is t <scope> 0 <id> 0 <seq>.
+func turnKey(scope, id string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(turnsPrefix(scope, id), seq)
+}
+
+func decodeTurnKey(k []byte) (scope, id string, seq uint64, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixTurn)
+	scope = r.part()
+	id = r.part()
+	seq = r.uint64()
+	return scope, id, seq, r.done("turn")
+}
+
+// turnSourceKey is i <scope> 0 <id> 0 <source id>. The source id is the last component, so it
+// may hold any bytes, NUL included.
+func turnSourceKey(scope, id, sourceID string) []byte {
+	k := make([]byte, 0, 3+len(scope)+len(id)+len(sourceID))
+	k = append(k, prefixTurnSource)
+	k = appendPart(k, scope)
+	k = appendPart(k, id)
+	return append(k, sourceID...)
+}
+
+func decodeTurnSourceKey(k []byte) (scope, id, sourceID string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixTurnSource)
+	scope = r.part()
+	id = r.part()
+	sourceID = r.rest()
+	return scope, id, sourceID, r.done("turn source")
+}
+
+// prefixEnd returns the smallest key greater than every key that starts with p, for use as an
+// exclusive upper bound; nil when there is none (p is all 0xff).
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// appendPart appends a variable-length component and its separator.
+func appendPart(k []byte, s string) []byte {
+	return append(append(k, s...), sep)
+}
+
+// timeBits maps t to a uint64 whose unsigned order is t's order (UnixNano with the sign bit
+// flipped), so times before 1970 still sort correctly.
+func timeBits(t time.Time) uint64 {
+	return uint64(t.UnixNano()) ^ 1<<63
+}
+
+// bitsTime inverts timeBits; the result is in UTC.
+func bitsTime(v uint64) time.Time {
+	return time.Unix(0, int64(v^1<<63)).UTC()
+}
+
+// keyReader takes a key apart component by component. The first mismatch is remembered and
+// every later call returns zero values, so decoders read straight through and check done once.
+type keyReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *keyReader) prefix(p byte) {
+	if r.bad || len(r.b) == 0 || r.b[0] != p {
+		r.bad = true
+		return
+	}
+	r.b = r.b[1:]
+}
+
+// part reads a component up to and including its separator.
+func (r *keyReader) part() string {
+	if r.bad {
+		return ""
+	}
+	i := bytes.IndexByte(r.b, sep)
+	if i < 0 {
+		r.bad = true
+		return ""
+	}
+	s := string(r.b[:i])
+	r.b = r.b[i+1:]
+	return s
+}
+
+// lastPart reads the final component, which must be NUL-free (it is a scope-checked id).
+func (r *keyReader) lastPart() string {
+	if r.bad {
+		return ""
+	}
+	if bytes.IndexByte(r.b, sep) >= 0 {
+		r.bad = true
+		return ""
+	}
+	return r.rest()
+}
+
+// rest reads whatever is left, any bytes allowed.
+func (r *keyReader) rest() string {
+	if r.bad {
+		return ""
+	}
+	s := string(r.b)
+	r.b = nil
+	return s
+}
+
+func (r *keyReader) uint64() uint64 {
+	if r.bad || len(r.b) < 8 {
+		r.bad = true
+		return 0
+	}
+	v := binary.BigEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+// done reports whether the whole key was read without a mismatch.
+func (r *keyReader) done(kind string) error {
+	if r.bad || len(r.b) != 0 {
+		return fmt.Errorf("%s key: %w", kind, errBadKey)
+	}
+	return nil
+}

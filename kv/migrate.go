@@ -1,0 +1,88 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// SchemaVersion is the version of the key layout and value shapes (doc.go) that this binary
+// reads and writes. Open upgrades older stores to it and refuses newer ones with
+// ErrSchemaTooNew.
+const SchemaVersion = 1
+
+// migration upgrades a store by one schema version. It reads through r (the database, before
+// the upgrade) and puts every change in b, which Open commits with Sync together with the new
+// schema version, so a migration either happens whole or not at all.
+type migration func(r pebble.Reader, b *pebble.Batch) error
+
+// migrations[v] upgrades a store from schema version v to v+1; len(migrations) must equal
+// SchemaVersion. To change the layout: bump SchemaVersion, append one func, and describe the
+// new layout in doc.go. Never edit or reorder a released entry.
+var migrations = []migration{
+	0: func(pebble.Reader, *pebble.Batch) error { return nil }, // a new, empty store: nothing to build
+}
+
+// migrate reads the store's schema version and runs the migrations from it up to
+// SchemaVersion, each in its own synced batch.
+func migrate(db *pebble.DB) error {
+	if len(migrations) != SchemaVersion {
+		return fmt.Errorf("schema: %d migrations for version %d", len(migrations), SchemaVersion)
+	}
+	v, err := readSchema(db)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("schema version %d, this heirloom knows up to %d: %w", v, SchemaVersion, ErrSchemaTooNew)
+	}
+	for ; v < SchemaVersion; v++ {
+		if err := runMigration(db, v); err != nil {
+			return fmt.Errorf("migrate schema %d to %d: %w", v, v+1, err)
+		}
+	}
+	return nil
+}
+
+func runMigration(db *pebble.DB, from uint64) error {
+	b := db.NewBatch()
+	defer b.Close()
+	if err := migrations[from](db, b); err != nil {
+		return err
+	}
+	if err := b.Set(schemaKey, encodeUint(from+1), nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// readSchema returns the stored schema version: 0 for a new, empty database. A database that
+// holds keys but no schema version was not written by heirloom (or lost its metadata) and is
+// refused rather than written into.
+func readSchema(r pebble.Reader) (uint64, error) {
+	b, closer, err := r.Get(schemaKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		it, err := r.NewIter(nil)
+		if err != nil {
+			return 0, fmt.Errorf("read schema version: %w", err)
+		}
+		empty := !it.First()
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return 0, fmt.Errorf("read schema version: %w", err)
+		}
+		if !empty {
+			return 0, fmt.Errorf("no schema version, but the database holds data: not a heirloom store")
+		}
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	defer closer.Close()
+	v, err := decodeUint(b)
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,314 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Store-owned session fields. PutSession and UpdateSession apply these rules whatever the
+// caller passed:
+//   - CreatedAt: kept from the stored record; for a new session the caller's value, or the
+//     write's timestamp when zero.
+//   - UpdatedAt: the write's timestamp (Store.Now), on every write.
+//   - TurnCount: kept from the stored record (0 for a new session); only AppendTurns moves it,
+//     so a stale copy can never make two turns share a Seq.
+//
+// Every other field, Transcript included, is the caller's and is written as given.
+
+// SessionFilter selects sessions for ListSessions. Each zero field matches every session.
+type SessionFilter struct {
+	Harness     string // only sessions of this harness
+	ProjectNorm string // only sessions of this normalised project
+	ParentID    string // only direct children of this session
+	Status      string // only sessions with this status (StatusActive, StatusEnded)
+	TopLevel    bool   // only sessions without a parent
+	Limit       int    // at most this many sessions; 0 or less means all
+}
+
+func (f *SessionFilter) match(s *Session) bool {
+	return (f.Harness == "" || s.Harness == f.Harness) &&
+		(f.ProjectNorm == "" || s.ProjectNorm == f.ProjectNorm) &&
+		(f.ParentID == "" || s.ParentID == f.ParentID) &&
+		(f.Status == "" || s.Status == f.Status) &&
+		(!f.TopLevel || s.ParentID == "")
+}
+
+// PutSession stores sess, replacing any stored session with its Scope and ID, except for the
+// store-owned fields (see above). The recency and children indexes move with it in the same
+// write. It returns sess's validation error, if any, without writing.
+func (s *Store) PutSession(ctx context.Context, sess Session) error {
+	if err := sess.Validate(); err != nil {
+		return fmt.Errorf("put session: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("put session %s/%s: %w", sess.Scope, sess.ID, err)
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	old, exists, err := getSession(db, sess.Scope, sess.ID)
+	if err != nil {
+		return fmt.Errorf("put session %s/%s: %w", sess.Scope, sess.ID, err)
+	}
+	if err := s.commitSession(db, &sess, old, exists); err != nil {
+		return fmt.Errorf("put session %s/%s: %w", sess.Scope, sess.ID, err)
+	}
+	return nil
+}
+
+// UpdateSession reads, changes and writes one session atomically: no other write to the store
+// runs in between. fn receives the stored session, or when there is none a zero Session with
+// Scope and ID filled in and exists false. If fn returns an error nothing is written and that
+// error is returned as is. fn must not change Scope or ID and must not call the Store. The
+// store-owned fields follow the rules above; the indexes move as in PutSession. It returns the
+// session as written.
+func (s *Store) UpdateSession(ctx context.Context, scope, id string, fn func(sess *Session, exists bool) error) (Session, error) {
+	if err := checkRef(scope, id); err != nil {
+		return Session{}, fmt.Errorf("update session: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return Session{}, fmt.Errorf("update session %s/%s: %w", scope, id, err)
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	old, exists, err := getSession(db, scope, id)
+	if err != nil {
+		return Session{}, fmt.Errorf("update session %s/%s: %w", scope, id, err)
+	}
+	sess := old
+	if !exists {
+		sess = Session{Scope: scope, ID: id}
+	}
+	if err := fn(&sess, exists); err != nil {
+		return Session{}, err
+	}
+	if sess.Scope != scope || sess.ID != id {
+		return Session{}, fmt.Errorf("update session %s/%s: changed to %s/%s", scope, id, sess.Scope, sess.ID)
+	}
+	if err := sess.Validate(); err != nil {
+		return Session{}, fmt.Errorf("update session: %w", err)
+	}
+	if err := s.commitSession(db, &sess, old, exists); err != nil {
+		return Session{}, fmt.Errorf("update session %s/%s: %w", scope, id, err)
+	}
+	return sess, nil
+}
+
+// commitSession applies the store-owned fields to sess from old (the stored record, when
+// exists) and writes it with its index entries in one synced batch. The caller holds s.mu.
+func (s *Store) commitSession(db *pebble.DB, sess *Session, old Session, exists bool) error {
+	now := s.now()
+	if exists {
+		sess.CreatedAt = old.CreatedAt
+		sess.TurnCount = old.TurnCount
+	} else {
+		if sess.CreatedAt.IsZero() {
+			sess.CreatedAt = now
+		}
+		sess.CreatedAt = sess.CreatedAt.UTC()
+		sess.TurnCount = 0
+	}
+	b := db.NewBatch()
+	defer b.Close()
+	var prev *Session
+	if exists {
+		prev = &old
+	}
+	if err := putSession(b, sess, prev, now); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// putSession stamps sess.UpdatedAt with now and puts sess and its index entries in b. prev is
+// the stored record (nil when new): its recency entry and parent link are deleted when they
+// moved.
+func putSession(b *pebble.Batch, sess, prev *Session, now time.Time) error {
+	if sess.ParentID != "" {
+		if err := checkRef(sess.Scope, sess.ParentID); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+	}
+	sess.UpdatedAt = now
+	v, err := encodeSession(sess)
+	if err != nil {
+		return err
+	}
+	if err := b.Set(sessionKey(sess.Scope, sess.ID), v, nil); err != nil {
+		return err
+	}
+	if prev != nil {
+		if !prev.UpdatedAt.Equal(sess.UpdatedAt) {
+			if err := b.Delete(recencyKey(prev.Scope, prev.UpdatedAt, prev.ID), nil); err != nil {
+				return err
+			}
+		}
+		if prev.ParentID != "" && (prev.ParentID != sess.ParentID || !prev.CreatedAt.Equal(sess.CreatedAt)) {
+			if err := b.Delete(childKey(prev.Scope, prev.ParentID, prev.CreatedAt, prev.ID), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.Set(recencyKey(sess.Scope, sess.UpdatedAt, sess.ID), nil, nil); err != nil {
+		return err
+	}
+	if sess.ParentID != "" {
+		return b.Set(childKey(sess.Scope, sess.ParentID, sess.CreatedAt, sess.ID), nil, nil)
+	}
+	return nil
+}
+
+// GetSession returns the session (scope, id), or an error wrapping ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, scope, id string) (Session, error) {
+	if err := checkRef(scope, id); err != nil {
+		return Session{}, fmt.Errorf("get session: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return Session{}, fmt.Errorf("get session %s/%s: %w", scope, id, err)
+	}
+	defer s.release()
+	sess, ok, err := getSession(db, scope, id)
+	if err == nil && !ok {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("get session %s/%s: %w", scope, id, err)
+	}
+	return sess, nil
+}
+
+// ListSessions returns the sessions of scope that match f, most recently updated first (ties
+// by ID). No sessions is an empty result, not an error. The cost is one index step per session
+// of the scope until Limit matches are found.
+func (s *Store) ListSessions(ctx context.Context, scope string, f SessionFilter) ([]Session, error) {
+	if err := checkScope(scope); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions %s: %w", scope, err)
+	}
+	defer s.release()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+
+	out := []Session{}
+	err = scanPrefix(ctx, snap, recencyPrefix(scope), func(k []byte) (bool, error) {
+		_, _, id, err := decodeRecencyKey(k)
+		if err != nil {
+			return false, err
+		}
+		sess, err := indexedSession(snap, scope, id)
+		if err != nil {
+			return false, err
+		}
+		if f.match(&sess) {
+			out = append(out, sess)
+		}
+		return f.Limit <= 0 || len(out) < f.Limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions %s: %w", scope, err)
+	}
+	return out, nil
+}
+
+// Children returns the sessions whose ParentID is parentID, oldest first (by CreatedAt, then
+// ID). It returns an error wrapping ErrNotFound when the parent is not stored; a stored parent
+// without children gives an empty result.
+func (s *Store) Children(ctx context.Context, scope, parentID string) ([]Session, error) {
+	if err := checkRef(scope, parentID); err != nil {
+		return nil, fmt.Errorf("list children: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list children of %s/%s: %w", scope, parentID, err)
+	}
+	defer s.release()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+
+	if _, ok, err := getSession(snap, scope, parentID); err != nil || !ok {
+		if err == nil {
+			err = ErrNotFound
+		}
+		return nil, fmt.Errorf("list children of %s/%s: %w", scope, parentID, err)
+	}
+	out := []Session{}
+	err = scanPrefix(ctx, snap, childrenPrefix(scope, parentID), func(k []byte) (bool, error) {
+		_, _, _, id, err := decodeChildKey(k)
+		if err != nil {
+			return false, err
+		}
+		sess, err := indexedSession(snap, scope, id)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, sess)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list children of %s/%s: %w", scope, parentID, err)
+	}
+	return out, nil
+}
+
+// getSession reads one session; ok is false when it is not stored.
+func getSession(r pebble.Reader, scope, id string) (sess Session, ok bool, err error) {
+	v, closer, err := r.Get(sessionKey(scope, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Session{}, false, nil
+	}
+	if err != nil {
+		return Session{}, false, err
+	}
+	defer closer.Close()
+	sess, err = decodeSession(v)
+	if err != nil {
+		return Session{}, false, err
+	}
+	return sess, true, nil
+}
+
+// indexedSession reads a session an index entry points at. Index entries are written in the
+// same batch as their session, so a missing one means the store is damaged.
+func indexedSession(r pebble.Reader, scope, id string) (Session, error) {
+	sess, ok, err := getSession(r, scope, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("index names session %s/%s, which is not stored", scope, id)
+	}
+	return sess, err
+}
+
+// scanPrefix calls fn with each key starting with prefix, in order, until fn returns false or
+// an error. It checks ctx every so often.
+func scanPrefix(ctx context.Context, r pebble.Reader, prefix []byte, fn func(k []byte) (bool, error)) (err error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n++; n%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		more, err := fn(it.Key())
+		if err != nil || !more {
+			return err
+		}
+	}
+	return it.Error()
+}

@@ -1,0 +1,203 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// PebbleFormatMajorVersion is the Pebble on-disk format version the store is opened with (24:
+// FormatValueSeparation, the newest that pebble v2.1.7 supports).
+//
+// It is pinned rather than left to Pebble because a format version is a one-way ratchet: once
+// a store is opened at version N, binaries whose Pebble only knows versions below N cannot open
+// it. Pebble's own default moves with every Pebble release, so a routine dependency bump could
+// strand users who roll back. Pinning makes a format upgrade an explicit change here, made
+// together with a release note that downgrades past it are not possible. A store already at a
+// higher version (written by a newer heirloom) still opens while this Pebble supports it.
+const PebbleFormatMajorVersion = uint64(pebble.FormatValueSeparation)
+
+// pebbleDirName is the sub-directory of the data directory that holds the Pebble database; the
+// data directory itself holds the lock file and room for files that are not Pebble's.
+const pebbleDirName = "pebble"
+
+// Store is heirloom's durable store: sessions, their lineage and their transcript turns, kept
+// in Pebble. Create it with NewStore, then Open it; Close releases it.
+//
+// Every method is safe for concurrent use. Reads take no lock shared with writers and see a
+// consistent point-in-time view; operations that read, then write (every write) are serialised
+// by one mutex. Every write is one batch, committed with Sync before the method returns, so
+// anything a method acknowledged survives a crash. Calls made before Open or after Close
+// return an error wrapping ErrClosed.
+type Store struct {
+	// Dir is the data directory, set by NewStore. Open creates it (mode 0700, parents too) and
+	// holds an exclusive lock on it until Close. Changing it while open has no effect.
+	Dir string
+
+	// Now returns the current time. It stamps CreatedAt and UpdatedAt, once per write. NewStore
+	// sets it to time.Now; nil also means time.Now.
+	Now func() time.Time
+
+	// Logf, when non-nil, receives the storage engine's error reports (failed background
+	// flushes or compactions, slow disks), one message per call. Nil drops them. The engine's
+	// informational messages are always dropped. An engine invariant failure is reported here
+	// and then panics, as the engine cannot continue.
+	Logf func(format string, args ...any)
+
+	life sync.RWMutex // read-held by every call while it runs; held by Open and Close
+	mu   sync.Mutex   // serialises read-modify-write operations
+	db   *pebble.DB   // nil unless open
+	lock *os.File     // the held lock file; nil unless open
+}
+
+// NewStore returns a Store for the data directory dir with defaults set. It touches nothing on
+// disk; call Open.
+func NewStore(dir string) *Store {
+	return &Store{Dir: dir, Now: time.Now}
+}
+
+// Open creates the data directory if needed, locks it, opens the database and brings its
+// schema up to SchemaVersion. It fails at once, with an error wrapping ErrLocked, when another
+// process or Store holds the directory; with ErrSchemaTooNew when a newer heirloom wrote it.
+// On failure everything Open took is released, and Open may be called again.
+func (s *Store) Open() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.db != nil {
+		return fmt.Errorf("open store %s: already open", s.Dir)
+	}
+	if s.Dir == "" {
+		return fmt.Errorf("open store: dir required")
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	lock, err := lockDir(s.Dir)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	db, err := pebble.Open(filepath.Join(s.Dir, pebbleDirName), s.pebbleOptions())
+	if err != nil {
+		_ = unlockDir(lock)
+		return fmt.Errorf("open store %s: %w", s.Dir, err)
+	}
+	if err := migrate(db); err != nil {
+		_ = db.Close()
+		_ = unlockDir(lock)
+		return fmt.Errorf("open store %s: %w", s.Dir, err)
+	}
+	s.db, s.lock = db, lock
+	return nil
+}
+
+// Close waits for calls in progress, closes the database and releases the directory lock. It
+// is safe to call more than once, and without Open.
+func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	var errs []error
+	if s.db != nil {
+		if err := s.db.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		s.db = nil
+	}
+	if s.lock != nil {
+		if err := unlockDir(s.lock); err != nil {
+			errs = append(errs, err)
+		}
+		s.lock = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close store %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+// Check proves the store can write durably and read back, for readiness probes: it writes a
+// probe key with Sync and reads it. It returns an error wrapping ErrClosed when not open.
+func (s *Store) Check(ctx context.Context) error {
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("check store: %w", err)
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	want, err := json.Marshal(s.now().Format(time.RFC3339Nano))
+	if err != nil {
+		return fmt.Errorf("check store: %w", err)
+	}
+	if err := db.Set(probeKey, want, pebble.Sync); err != nil {
+		return fmt.Errorf("check store %s: write probe: %w", s.Dir, err)
+	}
+	got, closer, err := db.Get(probeKey)
+	if err != nil {
+		return fmt.Errorf("check store %s: read probe: %w", s.Dir, err)
+	}
+	defer closer.Close()
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("check store %s: probe read back %q, wrote %q", s.Dir, got, want)
+	}
+	return nil
+}
+
+// acquire returns the open database and read-holds s.life until release, so Close waits for
+// the call. It fails with ctx's error or ErrClosed. Never call it while already holding it:
+// a waiting Close would deadlock the second read-hold.
+func (s *Store) acquire(ctx context.Context) (*pebble.DB, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.life.RLock()
+	if s.db == nil {
+		s.life.RUnlock()
+		return nil, ErrClosed
+	}
+	return s.db, nil
+}
+
+func (s *Store) release() { s.life.RUnlock() }
+
+// now is the one timestamp of a write: Now, in UTC, without a monotonic reading.
+func (s *Store) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+func (s *Store) pebbleOptions() *pebble.Options {
+	return &pebble.Options{
+		FormatMajorVersion: pebble.FormatMajorVersion(PebbleFormatMajorVersion),
+		Logger:             pebbleLogger{logf: s.Logf},
+	}
+}
+
+// pebbleLogger hands Pebble's error reports to Store.Logf and drops its chatter (it announces
+// the WALs it finds on every open).
+type pebbleLogger struct {
+	logf func(format string, args ...any)
+}
+
+func (l pebbleLogger) Infof(format string, args ...any) {}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	if l.logf != nil {
+		l.logf("pebble: "+format, args...)
+	}
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.Errorf(format, args...)
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}

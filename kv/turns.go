@@ -1,0 +1,216 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// AppendTurns appends turns to the session (scope, id) and records pos as its transcript
+// position, in one synced write. Turns whose non-empty SourceID is already stored for the
+// session, or appears earlier in turns, are skipped, so re-reading a transcript from the start
+// stores nothing twice; turns without a SourceID are always appended. Stored turns get Seq
+// numbers from the session's TurnCount upward (any Seq passed in is ignored); TurnCount,
+// Transcript and UpdatedAt move with them. The cost is proportional to len(turns), not to the
+// session's length. With no turns it only records pos.
+//
+// It returns how many turns were stored; an error wrapping ErrNotFound when the session is not
+// stored; a turn's validation error (nothing written).
+func (s *Store) AppendTurns(ctx context.Context, scope, id string, turns []Turn, pos TranscriptPos) (added int, err error) {
+	if err := checkRef(scope, id); err != nil {
+		return 0, fmt.Errorf("append turns: %w", err)
+	}
+	for i := range turns {
+		if err := turns[i].Validate(); err != nil {
+			return 0, fmt.Errorf("append turns %s/%s: turns[%d]: %w", scope, id, i, err)
+		}
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	added, err = s.appendTurns(db, scope, id, turns, pos)
+	if err != nil {
+		return 0, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
+	}
+	return added, nil
+}
+
+// appendTurns does AppendTurns' work; the caller holds s.mu.
+func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos TranscriptPos) (int, error) {
+	prev, ok, err := getSession(db, scope, id)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, ErrNotFound
+	}
+	sess := prev
+	b := db.NewBatch()
+	defer b.Close()
+
+	seen := make(map[string]bool, len(turns))
+	added := 0
+	for _, t := range turns {
+		if t.SourceID != "" {
+			if seen[t.SourceID] {
+				continue
+			}
+			seen[t.SourceID] = true
+			stored, err := has(db, turnSourceKey(scope, id, t.SourceID))
+			if err != nil {
+				return 0, err
+			}
+			if stored {
+				continue
+			}
+		}
+		t.Seq = sess.TurnCount
+		v, err := encodeTurn(&t)
+		if err != nil {
+			return 0, err
+		}
+		if err := b.Set(turnKey(scope, id, t.Seq), v, nil); err != nil {
+			return 0, err
+		}
+		if t.SourceID != "" {
+			if err := b.Set(turnSourceKey(scope, id, t.SourceID), encodeUint(t.Seq), nil); err != nil {
+				return 0, err
+			}
+		}
+		sess.TurnCount++
+		added++
+	}
+	sess.Transcript = pos
+	if err := putSession(b, &sess, &prev, s.now()); err != nil {
+		return 0, err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, err
+	}
+	return added, nil
+}
+
+// Turns returns the session's turns with Seq ≥ fromSeq in ascending order, at most limit of
+// them (0 or less: all). It returns an error wrapping ErrNotFound when the session is not
+// stored; a stored session with no such turns gives an empty result.
+func (s *Store) Turns(ctx context.Context, scope, id string, fromSeq uint64, limit int) ([]Turn, error) {
+	if err := checkRef(scope, id); err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read turns %s/%s: %w", scope, id, err)
+	}
+	defer s.release()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+
+	if limit < 0 {
+		limit = 0 // all
+	}
+	out, err := readTurns(ctx, snap, scope, id, func(it *pebble.Iterator) bool {
+		return it.SeekGE(turnKey(scope, id, fromSeq))
+	}, (*pebble.Iterator).Next, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read turns %s/%s: %w", scope, id, err)
+	}
+	return out, nil
+}
+
+// LastTurns returns the session's last n turns in ascending order (fewer when it has fewer; none
+// when n ≤ 0), reading backwards from the end so the cost is proportional to n. It returns an
+// error wrapping ErrNotFound when the session is not stored.
+func (s *Store) LastTurns(ctx context.Context, scope, id string, n int) ([]Turn, error) {
+	if err := checkRef(scope, id); err != nil {
+		return nil, fmt.Errorf("read last turns: %w", err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read last turns %s/%s: %w", scope, id, err)
+	}
+	defer s.release()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+
+	if n <= 0 {
+		n = -1 // read nothing, but still check the session exists
+	}
+	out, err := readTurns(ctx, snap, scope, id, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, n)
+	if err != nil {
+		return nil, fmt.Errorf("read last turns %s/%s: %w", scope, id, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// readTurns checks that the session exists, then collects up to limit of its turns (0: all; -1:
+// none), positioning an iterator bounded to the session's turns with first and stepping with
+// next.
+func readTurns(ctx context.Context, r pebble.Reader, scope, id string, first, next func(*pebble.Iterator) bool, limit int) (out []Turn, err error) {
+	sess, ok, err := getSession(r, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if limit < 0 {
+		return []Turn{}, nil
+	}
+	capHint := sess.TurnCount
+	if limit > 0 && uint64(limit) < capHint {
+		capHint = uint64(limit)
+	}
+	out = make([]Turn, 0, min(capHint, 1024))
+
+	prefix := turnsPrefix(scope, id)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+	for ok := first(it); ok && (limit == 0 || len(out) < limit); ok = next(it) {
+		if len(out)%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		_, _, seq, err := decodeTurnKey(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		t, err := decodeTurn(seq, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// has reports whether key is stored.
+func has(r pebble.Reader, key []byte) (bool, error) {
+	_, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, closer.Close()
+}
