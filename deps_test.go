@@ -1,0 +1,83 @@
+package main_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// module is this repository's module path.
+const module = "github.com/heirloom-dev/heirloom"
+
+// allowedInternal lists, per package, the project packages it may import directly. Data flows one
+// way: adapters → proxy (decisions) → kv → inject → reply; only main wires config and harnesses.
+var allowedInternal = map[string][]string{
+	"adapters":            {},
+	"adapters/claudecode": {"adapters"},
+	"kv":                  {},
+	"config":              {},
+	"inject":              {"kv"},
+	"proxy":               {"adapters", "kv", "inject"},
+	"":                    {"adapters", "adapters/claudecode", "config", "kv", "inject", "proxy"},
+}
+
+// outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
+// hclog is made in main and passed down, so proxy may name its type.
+var outsideHome = map[string][]string{
+	"github.com/cockroachdb/pebble":    {"kv"},
+	"github.com/knadh/koanf":           {"config"},
+	"github.com/go-viper/mapstructure": {"config"},
+	"github.com/hashicorp/go-hclog":    {"", "proxy"},
+	"github.com/mattn/go-isatty":       {""},
+}
+
+// TestImportRules fails on a forbidden import edge between packages, or an outside library
+// imported outside its home package.
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		if strings.HasPrefix(pkg, "e2e") {
+			continue // tests of the whole program may import anything
+		}
+		allowed, known := allowedInternal[pkg]
+		if !known {
+			t.Errorf("package %q has no entry in allowedInternal: add its rule", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				rel = strings.TrimPrefix(rel, "/")
+				if !contains(allowed, rel) {
+					t.Errorf("%s imports %s: not allowed (allowed: %v)", pkgName(pkg), rel, allowed)
+				}
+				continue
+			}
+			for lib, homes := range outsideHome {
+				if strings.HasPrefix(imp, lib) && !contains(homes, pkg) {
+					t.Errorf("%s imports %s: only %v may", pkgName(pkg), imp, homes)
+				}
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func pkgName(p string) string {
+	if p == "" {
+		return "main"
+	}
+	return p
+}

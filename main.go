@@ -1,0 +1,81 @@
+// Command heirloom is a sidecar for AI coding harnesses: it hands every sub-agent the context its
+// parent had, keeps sessions searchable while they run, and keeps the objective alive across
+// compaction. main.go only wires; the logic lives in the packages.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// usage is the top-level help text.
+const usage = `heirloom — warm starts for sub-agents, live transcripts, objectives that survive compaction.
+
+Usage:
+  heirloom serve [flags]              run the sidecar (127.0.0.1:7433, data in ~/.local/share/heirloom)
+  heirloom hook claude-code           command-hook shim: hook JSON on stdin, reply on stdout
+  heirloom config show [flags]        print the effective configuration and where each value came from
+  heirloom config example             print a commented example config file
+  heirloom version                    print the version
+
+Run 'heirloom <command> -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	env := os.Environ()
+	switch args[0] {
+	case "serve":
+		return exitCode(stderr, (&ServeCommand{Env: env, Stderr: stderr}).Run(ctx, args[1:]))
+	case "hook":
+		return (&HookCommand{Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:])
+	case "config":
+		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout}).Run(ctx, args[1:]))
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "heirloom", version())
+		return 0
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "heirloom: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// exitCode prints err (if any) and maps it to an exit code.
+func exitCode(stderr io.Writer, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case err == errUsage:
+		return 2
+	default:
+		fmt.Fprintf(stderr, "heirloom: %v\n", err)
+		return 1
+	}
+}
+
+// version returns the module version the binary was built from, or "devel".
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "devel"
+}

@@ -1,0 +1,375 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// heirloomBin is the binary under test, built once by TestMain.
+var heirloomBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "heirloom-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	heirloomBin = filepath.Join(dir, "heirloom")
+	build := exec.Command("go", "build", "-o", heirloomBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build heirloom:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// sidecar is a running `heirloom serve` process.
+type sidecar struct {
+	cmd  *exec.Cmd
+	url  string
+	logs *syncBuffer
+	done chan error
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writer and the test's reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+// baseEnv is a clean environment: a private HOME so no user config leaks in.
+func baseEnv(t *testing.T) []string {
+	home := t.TempDir()
+	return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+}
+
+// startServe starts `heirloom serve` on a free port with dataDir and waits until /readyz answers.
+func startServe(t *testing.T, dataDir string, env []string, args ...string) *sidecar {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(heirloomBin, append([]string{"serve", "--listen", addr, "--data-dir", dataDir}, args...)...)
+	cmd.Env = env
+	s := &sidecar{cmd: cmd, url: "http://" + addr, logs: &syncBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-s.done
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("serve exited early: %v\n%s", err, s.logs)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve not ready in time\n%s", s.logs)
+	return nil
+}
+
+func postHook(t *testing.T, url string, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/hooks/claude-code", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func sessionStart(id, cwd string) string {
+	return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/nonexistent/%s.jsonl","cwd":%q,"hook_event_name":"SessionStart","source":"startup"}`, id, id, cwd)
+}
+
+// TestServeSurvivesSIGKILL writes sessions through the hook endpoint, kills serve with SIGKILL,
+// and finds every acknowledged write after a restart.
+func TestServeSurvivesSIGKILL(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	env := baseEnv(t)
+	s := startServe(t, dataDir, env)
+
+	const n = 40
+	var acked []string
+	for i := range n {
+		id := fmt.Sprintf("sess-%03d", i)
+		status, body := postHook(t, s.url, sessionStart(id, t.TempDir()))
+		if status != http.StatusOK {
+			t.Fatalf("hook %s: got status %d (%s), want 200", id, status, body)
+		}
+		acked = append(acked, id)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	s.done <- nil // let the cleanup's receive return
+
+	// The data dir must be 0700: it holds transcripts.
+	if fi, err := os.Stat(dataDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir mode: got %v (err %v), want 0700", fi.Mode().Perm(), err)
+	}
+
+	// Restarting serve must work on the same data dir after an unclean death.
+	s2 := startServe(t, dataDir, env)
+	if err := s2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-s2.done; err != nil {
+		t.Fatalf("serve after SIGTERM: got %v, want clean exit\n%s", err, s2.logs)
+	}
+	s2.done <- nil
+
+	store := kv.NewStore(dataDir)
+	if err := store.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, id := range acked {
+		sess, err := store.GetSession(t.Context(), "default", id)
+		if err != nil {
+			t.Fatalf("acknowledged session %s lost: %v", id, err)
+		}
+		if sess.Harness != "claude-code" || sess.Status != kv.StatusActive {
+			t.Fatalf("session %s: got harness %q status %q", id, sess.Harness, sess.Status)
+		}
+	}
+}
+
+// TestServeSecondInstanceRefused: a second serve on the same data dir exits non-zero at once and
+// names the data dir.
+func TestServeSecondInstanceRefused(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	env := baseEnv(t)
+	startServe(t, dataDir, env)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, heirloomBin, "serve", "--listen", freeAddr(t), "--data-dir", dataDir)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("second serve: got exit 0, want non-zero\n%s", out)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("second serve did not exit at once")
+	}
+	if !strings.Contains(string(out), dataDir) || !strings.Contains(string(out), "another heirloom") {
+		t.Fatalf("second serve message: got %q, want it to name %s and say another heirloom holds it", out, dataDir)
+	}
+}
+
+// TestServeGracefulShutdown: SIGTERM lets an in-flight request finish and exits 0.
+func TestServeGracefulShutdown(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, dataDir, baseEnv(t), "--log-format", "json")
+	status, _ := postHook(t, s.url, sessionStart("graceful", t.TempDir()))
+	if status != http.StatusOK {
+		t.Fatalf("got %d", status)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, s.logs)
+		}
+		s.done <- nil
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop within 10s of SIGTERM")
+	}
+	// JSON logs: every line parses, and the hook request was logged with route and status.
+	var sawHook bool
+	sc := bufio.NewScanner(strings.NewReader(s.logs.String()))
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %q", sc.Text())
+		}
+		if line["route"] == "/hooks/claude-code" && line["status"] == float64(200) && line["method"] == "POST" && line["latency"] != nil {
+			sawHook = true
+		}
+	}
+	if !sawHook {
+		t.Fatalf("no request log line for the hook in:\n%s", s.logs)
+	}
+}
+
+// runShim runs `heirloom hook claude-code` with stdin and env, returning stdout, stderr, the exit
+// code and how long it took.
+func runShim(t *testing.T, stdin string, env []string) (string, string, int, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(heirloomBin, "hook", "claude-code")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start)
+	code := 0
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code, elapsed
+}
+
+func TestShim(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+		env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
+		big := strings.Repeat("x", 2<<20) // stdin is read to EOF whatever its size
+		payload := fmt.Sprintf(`{"session_id":"shim-1","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":%q}`, big)
+		stdout, stderr, code, _ := runShim(t, payload, env)
+		if code != 0 || strings.TrimSpace(stdout) != "{}" || stderr != "" {
+			t.Fatalf("got code %d stdout %q stderr %q, want 0, {}, no warning", code, stdout, stderr)
+		}
+	})
+	t.Run("NothingListening", func(t *testing.T) {
+		env := append(baseEnv(t), "HEIRLOOM_URL=http://"+freeAddr(t))
+		stdout, stderr, code, elapsed := runShim(t, sessionStart("x", "/tmp"), env)
+		if code != 0 || strings.TrimSpace(stdout) != "{}" {
+			t.Fatalf("got code %d stdout %q, want 0 and {}", code, stdout)
+		}
+		if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "heirloom:") {
+			t.Fatalf("stderr: got %q, want one warning line", stderr)
+		}
+		if elapsed > 5*time.Second {
+			t.Fatalf("took %s with nothing listening", elapsed)
+		}
+	})
+	t.Run("SlowSidecar", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { close(release); srv.Close() })
+		env := append(baseEnv(t), "HEIRLOOM_URL=http://"+ln.Addr().String(), "HEIRLOOM_HOOK_TIMEOUT=300ms")
+		stdout, stderr, code, elapsed := runShim(t, sessionStart("x", "/tmp"), env)
+		if code != 0 || strings.TrimSpace(stdout) != "{}" || stderr == "" {
+			t.Fatalf("got code %d stdout %q stderr %q", code, stdout, stderr)
+		}
+		// The deadline is 300ms; allow generously for process start on a loaded machine.
+		if elapsed > 3*time.Second {
+			t.Fatalf("slow sidecar: took %s, want about the 300ms deadline", elapsed)
+		}
+	})
+	t.Run("GarbageReply", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "<html>not json</html>")
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		env := append(baseEnv(t), "HEIRLOOM_URL=http://"+ln.Addr().String())
+		stdout, stderr, code, _ := runShim(t, sessionStart("x", "/tmp"), env)
+		if code != 0 || strings.TrimSpace(stdout) != "{}" || !strings.Contains(stderr, "not a JSON object") {
+			t.Fatalf("got code %d stdout %q stderr %q", code, stdout, stderr)
+		}
+	})
+	t.Run("ErrorStatus", func(t *testing.T) {
+		s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+		env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
+		stdout, stderr, code, _ := runShim(t, "not json", env)
+		if code != 0 || strings.TrimSpace(stdout) != "{}" || !strings.Contains(stderr, "400") {
+			t.Fatalf("got code %d stdout %q stderr %q, want 0, {} and a warning naming 400", code, stdout, stderr)
+		}
+	})
+}
+
+// TestConfigCommands: config show names origins; config example is accepted back as a config file;
+// a bad config makes serve exit non-zero naming the key.
+func TestConfigCommands(t *testing.T) {
+	env := baseEnv(t)
+	out, err := exec.Command(heirloomBin, "config", "example").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(heirloomBin, "config", "show", "--config", file, "--log-level", "debug")
+	cmd.Env = append(env, "HEIRLOOM_LISTEN=127.0.0.1:9999")
+	show, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("config show: %v\n%s", err, show)
+	}
+	for _, want := range []string{"127.0.0.1:9999", "HEIRLOOM_LISTEN", "--log-level"} {
+		if !strings.Contains(string(show), want) {
+			t.Errorf("config show output lacks %q:\n%s", want, show)
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("inherti:\n  enabled: true\n"), 0o600)
+	cmd = exec.Command(heirloomBin, "serve", "--config", bad, "--listen", freeAddr(t), "--data-dir", t.TempDir())
+	cmd.Env = env
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "inherti") || !strings.Contains(string(msg), bad) {
+		t.Fatalf("serve with unknown key: got err %v, output %q; want non-zero naming the key and file", err, msg)
+	}
+}

@@ -1,0 +1,30 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// handleHealthz answers 200 while the process is up. It touches nothing.
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	if !s.allow(w, r, http.MethodGet, http.MethodHead) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleReadyz answers 200 when the store is open and takes a synced write, else 503.
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if !s.allow(w, r, http.MethodGet, http.MethodHead) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.Store.Check(ctx); err != nil {
+		s.Logger.Warn("not ready", "error", err)
+		s.writeError(w, r, Errorf(ECodeUnavailable, "store not writable"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// statusWriter remembers the status a handler wrote, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streaming handlers (the live event feed) flush through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests logs every request's method, route, status and latency; never its body. Health
+// probes log at debug level so a polling supervisor does not flood the log.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		route := r.Pattern
+		if route == "" {
+			route = "(none)"
+		}
+		args := []any{"method", r.Method, "route", route, "status", sw.status, "latency", time.Since(start).Round(time.Microsecond).String()}
+		switch {
+		case sw.status >= 500:
+			s.Logger.Error("request", args...)
+		case sw.status >= 400:
+			s.Logger.Warn("request", args...)
+		case route == "/healthz" || route == "/readyz":
+			s.Logger.Debug("request", args...)
+		default:
+			s.Logger.Info("request", args...)
+		}
+	})
+}
+
+// checkCaller rejects requests that cannot come from a local harness or user before they reach a
+// route: a Host that is not a loopback name while we listen on loopback (DNS rebinding), a browser
+// cross-origin request, and, when a token is set, a request without it (probes excepted).
+func (s *Server) checkCaller(next http.Handler) http.Handler {
+	loopbackBind := isLoopbackHost(hostOnly(s.Addr))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopbackBind && !isLoopbackHost(hostOnly(r.Host)) {
+			s.writeError(w, r, Errorf(ECodeForbidden, "host "+r.Host+" not allowed"))
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" {
+			u, err := url.Parse(origin)
+			if err != nil || !isLoopbackHost(u.Hostname()) || u.Host != r.Host {
+				s.writeError(w, r, Errorf(ECodeForbidden, "cross-origin requests not allowed"))
+				return
+			}
+		}
+		if r.Header.Get("Sec-Fetch-Mode") == "no-cors" {
+			s.writeError(w, r, Errorf(ECodeForbidden, "no-cors requests not allowed"))
+			return
+		}
+		if s.Token != "" && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && !s.hasToken(r) {
+			s.writeError(w, r, Errorf(ECodeUnauthorized, "bearer token required"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hasToken reports whether r carries the configured bearer token.
+func (s *Server) hasToken(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) == 1
+}
+
+// hostOnly strips the port from a host[:port].
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// isLoopbackHost reports whether host is "localhost" or a loopback IP.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

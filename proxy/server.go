@@ -1,0 +1,155 @@
+// Package proxy is heirloom's HTTP side: the hook endpoints harnesses call, the read API, health
+// probes, and the decisions made between an adapter's normalised event and the store.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Server serves the hook endpoints, the API and the probes. Set its fields, then Open it.
+// It follows New → Open → Close.
+type Server struct {
+	// Addr is the address to listen on, host:port. Port 0 picks a free port (see URL).
+	Addr string
+	// Logger receives request and error logs. Nil means no logging.
+	Logger hclog.Logger
+	// Store is where everything heirloom learns is kept. Required.
+	Store *kv.Store
+	// Scope is the memory scope for harnesses whose events name none. Required.
+	Scope string
+	// Token, when non-empty, must be presented as a bearer token on every request but the probes.
+	Token string
+	// MaxBodyBytes caps a request body; larger bodies get 413. Zero means 8 MiB.
+	MaxBodyBytes int64
+	// HookTimeout bounds the work done for one hook call; past it the hook gets the empty reply
+	// and the work finishes in the background. Zero means 1s.
+	HookTimeout time.Duration
+	// ClaudeCode decodes Claude Code hook calls. Nil disables POST /hooks/claude-code (404).
+	ClaudeCode adapters.Hooks
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+
+	ln     net.Listener
+	http   *http.Server
+	ctx    context.Context // owned by the server; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // background work started by handlers
+	once   sync.Once
+}
+
+// NewServer returns a Server with defaults set; the caller fills in Store and Scope.
+func NewServer() *Server {
+	return &Server{
+		Addr:         "127.0.0.1:7433",
+		Logger:       hclog.NewNullLogger(),
+		MaxBodyBytes: 8 << 20,
+		HookTimeout:  time.Second,
+		Now:          time.Now,
+	}
+}
+
+// Open validates the server's fields, listens synchronously (so "address in use" fails here) and
+// then serves in the background.
+func (s *Server) Open() error {
+	if s.Store == nil {
+		return errors.New("proxy: store required")
+	}
+	if s.Scope == "" {
+		return errors.New("proxy: scope required")
+	}
+	if s.Logger == nil {
+		s.Logger = hclog.NewNullLogger()
+	}
+	if s.MaxBodyBytes <= 0 {
+		s.MaxBodyBytes = 8 << 20
+	}
+	if s.HookTimeout <= 0 {
+		s.HookTimeout = time.Second
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.Addr, err)
+	}
+	s.ln = ln
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.http = &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          s.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	go func() {
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger.Error("serve stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// URL returns the base URL the server listens on, e.g. "http://127.0.0.1:7433". Empty before Open.
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	return "http://" + s.ln.Addr().String()
+}
+
+// Close stops accepting connections, lets in-flight requests finish until ctx expires, then waits
+// for background work. It is safe to call twice and without Open.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		if s.http == nil {
+			return
+		}
+		if err = s.http.Shutdown(ctx); err != nil {
+			err = errors.Join(fmt.Errorf("shut down http: %w", err), s.http.Close())
+		}
+		s.cancel()
+		s.wg.Wait()
+	})
+	return err
+}
+
+// handler builds the routes, wrapped in the request log and the caller checks.
+func (s *Server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", s.handleHealthz)
+	mux.HandleFunc("/readyz", s.handleReadyz)
+	mux.HandleFunc("/hooks/claude-code", s.hookHandler(func() adapters.Hooks { return s.ClaudeCode }))
+	s.routeAPI(mux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, Errorf(ECodeNotFound, "no route "+r.URL.Path))
+	})
+	return s.logRequests(s.checkCaller(mux))
+}
+
+// allow rejects a request whose method is not one of methods, with 405 and an Allow header.
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	allowed := methods[0]
+	for _, m := range methods[1:] {
+		allowed += ", " + m
+	}
+	w.Header().Set("Allow", allowed)
+	s.writeError(w, r, Errorf(ECodeMethodNotAllowed, r.Method+" not allowed; use "+allowed))
+	return false
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mattn/go-isatty"
+
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/config"
+	"github.com/heirloom-dev/heirloom/kv"
+	"github.com/heirloom-dev/heirloom/proxy"
+)
+
+// errUsage reports a command-line mistake whose message the flag package already printed.
+var errUsage = errors.New("usage")
+
+// ServeCommand is `heirloom serve`.
+type ServeCommand struct {
+	Env    []string
+	Stderr io.Writer
+}
+
+// Run loads the config, starts the sidecar and serves until ctx ends.
+func (c *ServeCommand) Run(ctx context.Context, args []string) error {
+	loaded, err := loadConfig("serve", args, c.Env, c.Stderr)
+	if err != nil {
+		return err
+	}
+	m := NewMain(loaded.Config, c.Stderr)
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	m.Logger.Info("shutting down")
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loaded.Config.Server.ShutdownTimeout)
+	defer cancel()
+	return m.Close(closeCtx)
+}
+
+// Main holds the running sidecar: config, logger, store and server, opened in that order and
+// closed in reverse.
+type Main struct {
+	Config config.Config
+	Logger hclog.Logger
+	Store  *kv.Store
+	Server *proxy.Server
+}
+
+// NewMain builds the sidecar from cfg, logging to logOut.
+func NewMain(cfg config.Config, logOut io.Writer) *Main {
+	return &Main{Config: cfg, Logger: newLogger(cfg.Log, logOut)}
+}
+
+// Run opens the store and starts the server; it returns once the server is listening.
+func (m *Main) Run(ctx context.Context) error {
+	cfg := m.Config
+	m.Store = kv.NewStore(cfg.DataDir)
+	if err := m.Store.Open(); err != nil {
+		return fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
+	}
+	srv := proxy.NewServer()
+	srv.Addr = cfg.Listen
+	srv.Logger = m.Logger
+	srv.Store = m.Store
+	srv.Scope = cfg.Scope
+	srv.Token = cfg.Token
+	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
+	srv.HookTimeout = cfg.Server.HookTimeout
+	srv.ClaudeCode = claudecode.Adapter{}
+	if err := srv.Open(); err != nil {
+		_ = m.Store.Close()
+		return err
+	}
+	m.Server = srv
+	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope)
+	return nil
+}
+
+// Close stops the server (in-flight requests get until ctx ends) and then closes the store.
+func (m *Main) Close(ctx context.Context) error {
+	var errs []error
+	if m.Server != nil {
+		errs = append(errs, m.Server.Close(ctx))
+	}
+	if m.Store != nil {
+		errs = append(errs, m.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// newLogger builds the one logger: text on a terminal, JSON otherwise, unless format says.
+func newLogger(cfg config.Log, out io.Writer) hclog.Logger {
+	jsonFormat := cfg.Format == "json"
+	if cfg.Format == "auto" {
+		f, ok := out.(*os.File)
+		jsonFormat = !ok || !isatty.IsTerminal(f.Fd())
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "heirloom",
+		Level:      hclog.LevelFromString(cfg.Level),
+		JSONFormat: jsonFormat,
+		Output:     out,
+		TimeFormat: time.RFC3339Nano,
+	})
+}
+
+// loadConfig parses the flags shared by serve and config show and loads the config.
+func loadConfig(name string, args, env []string, stderr io.Writer) (*config.Loaded, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "config file (default ~/.config/heirloom/config.yaml; env HEIRLOOM_CONFIG)")
+	fs.String("listen", "", "address to listen on (default 127.0.0.1:7433; env HEIRLOOM_LISTEN)")
+	fs.String("data-dir", "", "data directory (default $XDG_DATA_HOME/heirloom or ~/.local/share/heirloom; env HEIRLOOM_DATA_DIR)")
+	fs.String("log-level", "", "trace, debug, info, warn or error (default info)")
+	fs.String("log-format", "", "auto (text on a terminal, JSON otherwise), text or json (default auto)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errUsage
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "heirloom %s: unexpected argument %q\n", name, fs.Arg(0))
+		return nil, errUsage
+	}
+	keys := map[string]string{}
+	for _, key := range []string{"listen", "data_dir", "log.level", "log.format"} {
+		keys[config.FlagName(key)] = key
+	}
+	flags := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if key, ok := keys[f.Name]; ok {
+			flags[key] = f.Value.String()
+		}
+	})
+	home, _ := os.UserHomeDir()
+	in := config.Input{Home: home, Env: env, Flags: flags}
+	switch {
+	case *configPath != "":
+		in.ConfigPath, in.ConfigRequired = *configPath, true
+	case lookup(env, "HEIRLOOM_CONFIG", "") != "":
+		in.ConfigPath, in.ConfigRequired = lookup(env, "HEIRLOOM_CONFIG", ""), true
+	default:
+		base := lookup(env, "XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+		in.ConfigPath = filepath.Join(base, "heirloom", "config.yaml")
+	}
+	return config.Load(in)
+}
