@@ -1,0 +1,314 @@
+package inject
+
+import (
+	"strings"
+
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// InheritedHeading is the first line of the block InheritedBlock builds.
+const InheritedHeading = "## Inherited from Parent Session"
+
+// Caps inside the inherited block, in UTF-16 units.
+const (
+	titleChars     = 200  // the parent's title on the "Parent session:" line
+	projectChars   = 300  // the "Project:" line's value
+	objectiveChars = 1000 // the "Objective:" line's value
+	digestChars    = 4000 // the checkpoint digest, before any shrinking
+	toolTurnChars  = 300  // a tool turn's text or file list
+	pathChars      = 300  // one file path (Tail-cut: the file name is what matters)
+	maxFiles       = 20   // files listed at most
+	minSection     = 32   // a shrunk section with less room than this is dropped instead
+)
+
+// Inherited is what a sub-agent inherits from its parent session: records read from the store.
+// The zero value renders as "" (see InheritedBlock).
+type Inherited struct {
+	Parent      kv.Session // the parent session; its Title, Objective, Project, Harness and ID are shown
+	Digest      string     // the parent's latest checkpoint digest; "" when none
+	Tail        []kv.Turn  // the parent's transcript since that checkpoint, ascending Seq
+	Files       []string   // files the parent touched, most recent first; duplicates are dropped here too
+	Constraints []string   // active constraints, already extracted (see InferConstraints)
+}
+
+// InheritedBlock renders the "## Inherited from Parent Session" block a sub-agent gets at start.
+// It returns "" when the parent has no objective, no title, no digest and no transcript turn with
+// text. The format, with sections omitted when empty and no trailing newline:
+//
+//	## Inherited from Parent Session
+//	Parent session: <Title, else "<Harness> session <ID>">
+//	Project: <Project>                       (omitted when empty)
+//	Objective: <Objective>                   (omitted when empty)
+//
+//	### Latest checkpoint
+//	<Digest>
+//
+//	### Recent transcript
+//	<turns>
+//
+//	### Files the parent touched
+//	- <path>
+//
+//	### Active constraints
+//	- <constraint>
+//
+// Every piece is redacted (see Redact) before it is measured. Title, project and objective have
+// their whitespace collapsed and are Head-cut to 200, 300 and 1000 units; with no title the
+// Parent line reads "<Harness> session <ID>". The digest keeps its lines (blank runs squeezed)
+// and is Head-cut to 4000 units.
+//
+// Turns render in Seq order, one line group per turn, whitespace collapsed: "[user] text",
+// "[assistant] text", and for a tool turn "[tool Read] a.go, b.go" (its files, when it has some)
+// or "[tool Bash] text" (its text, Head-cut to 300). An assistant turn that calls a tool on files
+// renders as its text line, then "[tool Name] files". System turns (harness bookkeeping such as
+// a compaction summary) and turns with nothing to show are skipped. The rendered turns are
+// Tail-cut as a whole to b.TailChars; only the newest turns that can reach that cut are read.
+//
+// Files are deduplicated (first kept), at most 20, each put on one line and Tail-cut to 300 units
+// (the file name is what matters). Constraints are deduplicated ignoring case and trailing
+// punctuation, at most 12, each Head-cut to 300 units.
+//
+// The result never exceeds b.MaxChars (see Len). When it would, sections shrink in this order
+// until it fits: constraints are dropped from the last, then files from the last (the oldest),
+// then the transcript is Tail-cut further, then the digest is Head-cut further; a section left
+// with under 32 units of room is dropped. The heading, Parent, Project and Objective lines always
+// stay, unless they alone exceed b.MaxChars: then the block is Head-cut to b.MaxChars.
+func InheritedBlock(in Inherited, b Budget) string {
+	b = b.withDefaults()
+	p := in.Parent
+
+	title := oneLine(p.Title, titleChars)
+	objective := oneLine(p.Objective, objectiveChars)
+	digest := fitHead(in.Digest, digestChars, normalizeLines)
+	transcript := renderTail(in.Tail, b.TailChars)
+	if title == "" && objective == "" && digest == "" && transcript == "" {
+		return ""
+	}
+
+	var top strings.Builder
+	top.WriteString(InheritedHeading)
+	top.WriteString("\nParent session: ")
+	if title == "" {
+		title = oneLine(strings.Join(nonEmpty(p.Harness, "session", p.ID), " "), titleChars)
+	}
+	top.WriteString(title)
+	if project := oneLine(p.Project, projectChars); project != "" {
+		top.WriteString("\nProject: " + project)
+	}
+	if objective != "" {
+		top.WriteString("\nObjective: " + objective)
+	}
+
+	blk := inheritedSections{
+		head:        top.String(),
+		digest:      digest,
+		transcript:  transcript,
+		files:       fileList(in.Files),
+		constraints: constraintList(in.Constraints),
+	}
+	return blk.fit(b.MaxChars)
+}
+
+// inheritedSections is the inherited block in parts, so it can shrink section by section.
+type inheritedSections struct {
+	head        string   // heading and the Parent/Project/Objective lines
+	digest      string   // redacted, Head-cut to digestChars
+	transcript  string   // rendered turns, Tail-cut to tailChars
+	files       []string // "- path" lines
+	constraints []string // "- constraint" lines
+}
+
+// Section headings, each preceded by a blank line.
+const (
+	digestHeading      = "\n\n### Latest checkpoint\n"
+	transcriptHeading  = "\n\n### Recent transcript\n"
+	filesHeading       = "\n\n### Files the parent touched\n"
+	constraintsHeading = "\n\n### Active constraints\n"
+)
+
+// String renders the block.
+func (s inheritedSections) String() string {
+	var b strings.Builder
+	b.WriteString(s.head)
+	section := func(heading, body string) {
+		if body != "" {
+			b.WriteString(heading)
+			b.WriteString(body)
+		}
+	}
+	section(digestHeading, s.digest)
+	section(transcriptHeading, s.transcript)
+	section(filesHeading, strings.Join(s.files, "\n"))
+	section(constraintsHeading, strings.Join(s.constraints, "\n"))
+	return b.String()
+}
+
+// fit shrinks s, in the documented order, until it renders within max units.
+func (s inheritedSections) fit(max int) string {
+	out := s.String()
+	for Len(out) > max && len(s.constraints) > 0 {
+		s.constraints = s.constraints[:len(s.constraints)-1]
+		out = s.String()
+	}
+	for Len(out) > max && len(s.files) > 0 {
+		s.files = s.files[:len(s.files)-1]
+		out = s.String()
+	}
+	if Len(out) > max && s.transcript != "" {
+		room := max - (Len(out) - Len(s.transcript))
+		if s.transcript = Tail(s.transcript, room); room < minSection {
+			s.transcript = ""
+		}
+		out = s.String()
+	}
+	if Len(out) > max && s.digest != "" {
+		room := max - (Len(out) - Len(s.digest))
+		if s.digest = Head(s.digest, room); room < minSection {
+			s.digest = ""
+		}
+		out = s.String()
+	}
+	if Len(out) > max {
+		out = Head(out, max)
+	}
+	return out
+}
+
+// oneLine is s redacted, with whitespace collapsed, Head-cut to max.
+func oneLine(s string, max int) string {
+	return fitHead(s, max, collapse)
+}
+
+// fitHead is s made valid, redacted and normalised by norm, then Head-cut to max. Only the first
+// rawBudget(max) bytes of s are read; when more were there, the result is marked as cut.
+func fitHead(s string, max int, norm func(string) string) string {
+	raw, clipped := clipHead(s, rawBudget(max))
+	t := norm(Redact(clean(raw)))
+	if t == "" {
+		return ""
+	}
+	return head(t, max, clipped)
+}
+
+// fitTail is fitHead for the end of s, with Tail.
+func fitTail(s string, max int, norm func(string) string) string {
+	raw, clipped := clipTail(s, rawBudget(max))
+	t := norm(Redact(clean(raw)))
+	if t == "" {
+		return ""
+	}
+	return tail(t, max, clipped)
+}
+
+// nonEmpty returns the arguments that are not blank, in order.
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// renderTail renders turns, one line group per turn, and Tail-cuts the whole to max. Only the
+// newest turns that can reach the cut are rendered.
+func renderTail(turns []kv.Turn, max int) string {
+	var groups []string // newest first
+	n := 0
+	for i := len(turns) - 1; i >= 0 && n <= max; i-- {
+		g := renderTurn(turns[i], max)
+		if g == "" {
+			continue
+		}
+		if len(groups) > 0 {
+			n++ // the newline between groups
+		}
+		n += Len(g)
+		groups = append(groups, g)
+	}
+	for i, j := 0, len(groups)-1; i < j; i, j = i+1, j-1 {
+		groups[i], groups[j] = groups[j], groups[i]
+	}
+	return Tail(strings.Join(groups, "\n"), max)
+}
+
+// renderTurn renders one turn as one or two lines; "" when it has nothing to show. max is the
+// transcript budget: a user or assistant turn is read up to its last rawBudget(max) bytes.
+func renderTurn(t kv.Turn, max int) string {
+	tool := oneLine(t.Tool, toolTurnChars)
+	files := oneLine(strings.Join(nonEmpty(t.Files...), ", "), toolTurnChars)
+	toolLine := func(body string) string {
+		if tool != "" {
+			return "[tool " + tool + "] " + body
+		}
+		return "[tool] " + body
+	}
+	switch t.Role {
+	case "user", "assistant":
+		var lines []string
+		if text := fitTail(t.Text, max, collapse); text != "" {
+			lines = append(lines, "["+t.Role+"] "+text)
+		}
+		if t.Role == "assistant" && tool != "" && files != "" {
+			lines = append(lines, toolLine(files))
+		}
+		return strings.Join(lines, "\n")
+	case "tool":
+		if files != "" {
+			return toolLine(files)
+		}
+		if text := oneLine(t.Text, toolTurnChars); text != "" {
+			return toolLine(text)
+		}
+	}
+	return ""
+}
+
+// fileList returns the "- path" lines for files: deduplicated, first kept, at most maxFiles.
+func fileList(files []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		if len(out) == maxFiles {
+			break
+		}
+		p := fitTail(f, pathChars, flatten)
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, "- "+p)
+	}
+	return out
+}
+
+// constraintList returns the "- constraint" lines for constraints: redacted, whitespace collapsed,
+// Head-cut to constraintChars, deduplicated ignoring case, at most MaxConstraints.
+func constraintList(cs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cs {
+		if len(out) == MaxConstraints {
+			break
+		}
+		t := oneLine(c, constraintChars)
+		if k := constraintKey(t); t != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, "- "+t)
+		}
+	}
+	return out
+}
+
+// flatten puts s on one line: line breaks and tabs become spaces; other spaces stay as they are,
+// since they can be part of a path.
+func flatten(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		switch r {
+		case '\n', '\r', '\t', '\v', '\f', 0x85, 0x2028, 0x2029:
+			return ' '
+		}
+		return r
+	}, s))
+}
