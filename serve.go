@@ -75,6 +75,10 @@ func (m *Main) Run(ctx context.Context) error {
 	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
 	srv.HookTimeout = cfg.Server.HookTimeout
 	srv.ClaudeCode = claudecode.Adapter{}
+	srv.TranscriptRoots = cfg.Adapters.ClaudeCode.TranscriptRoots
+	srv.MaxReadBytes = cfg.Adapters.ClaudeCode.MaxReadBytes
+	srv.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars
+	srv.Inherit = proxy.Inherit{Enabled: cfg.Inherit.Enabled, TailChars: cfg.Inherit.TailChars}
 	if err := srv.Open(); err != nil {
 		_ = m.Store.Close()
 		return err

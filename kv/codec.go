@@ -30,6 +30,7 @@ type sessionValue struct {
 	UpdatedAt      time.Time       `json:"updated_at"`
 	Transcript     transcriptValue `json:"transcript"`
 	TurnCount      uint64          `json:"turn_count"`
+	Files          []string        `json:"files,omitempty"`
 }
 
 type transcriptValue struct {
@@ -56,6 +57,7 @@ func encodeSession(s *Session) ([]byte, error) {
 		AgentType: s.AgentType, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		Transcript: transcriptValue(s.Transcript),
 		TurnCount:  s.TurnCount,
+		Files:      s.Files,
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -76,6 +78,7 @@ func decodeSession(b []byte) (Session, error) {
 		AgentType: v.AgentType, Status: v.Status, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		Transcript: TranscriptPos(v.Transcript),
 		TurnCount:  v.TurnCount,
+		Files:      v.Files,
 	}, nil
 }
 
@@ -111,4 +114,41 @@ func decodeUint(b []byte) (uint64, error) {
 		return 0, fmt.Errorf("decode number: %w", err)
 	}
 	return n, nil
+}
+
+// runValue is the stored form of a Run (key: runKey).
+type runValue struct {
+	Scope       string    `json:"scope"`
+	ID          string    `json:"id"`
+	Harness     string    `json:"harness"`
+	RootID      string    `json:"root_id"`
+	ParentID    string    `json:"parent_id"`
+	ChildID     string    `json:"child_id,omitempty"`
+	Provisional bool      `json:"provisional,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Prompt      string    `json:"prompt,omitempty"`
+	Type        string    `json:"type,omitempty"`
+	Status      string    `json:"status"`
+	Result      string    `json:"result,omitempty"`
+	Tokens      int64     `json:"tokens,omitempty"`
+	DurationMs  int64     `json:"duration_ms,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	StartedAt   time.Time `json:"started_at,omitzero"`
+	EndedAt     time.Time `json:"ended_at,omitzero"`
+}
+
+func encodeRun(r *Run) ([]byte, error) {
+	b, err := json.Marshal(runValue(*r))
+	if err != nil {
+		return nil, fmt.Errorf("encode run %s/%s: %w", r.Scope, r.ID, err)
+	}
+	return b, nil
+}
+
+func decodeRun(b []byte) (Run, error) {
+	var v runValue
+	if err := json.Unmarshal(b, &v); err != nil {
+		return Run{}, fmt.Errorf("decode run: %w", err)
+	}
+	return Run(v), nil
 }

@@ -23,8 +23,13 @@ const (
 	prefixTurn       byte = 't' // t <scope> 0 <id> 0 <seq>: a Turn
 	prefixTurnSource byte = 'i' // i <scope> 0 <id> 0 <source id>: SourceID → Seq index
 
+	prefixRun        byte = 'n' // n <scope> 0 <id>: a Run
+	prefixRunRecency byte = 'o' // o <scope> 0 <^created> <id>: runs, newest first
+	prefixSpawn      byte = 'p' // p <scope> 0 <root> 0 <created> <id>: pending runs (unpaired spawns) of a root session
+	prefixRunChild   byte = 'b' // b <scope> 0 <child id>: the run paired with a sub-agent session; value: run id
+
 	// Reserved for record types to come; never reuse these bytes for anything else:
-	// 'k' checkpoints, 'n' runs, 'p' spawns, 'x' search postings.
+	// 'k' checkpoints, 'x' search postings.
 )
 
 // sep separates variable-length key components.
@@ -169,6 +174,59 @@ func decodeTurnSourceKey(k []byte) (scope, id, sourceID string, err error) {
 	id = r.part()
 	sourceID = r.rest()
 	return scope, id, sourceID, r.done("turn source")
+}
+
+// runKey is n <scope> 0 <id>.
+func runKey(scope, id string) []byte {
+	k := appendPart([]byte{prefixRun}, scope)
+	return append(k, id...)
+}
+
+// runRecencyPrefix is o <scope> 0: every run of a scope, newest first.
+func runRecencyPrefix(scope string) []byte {
+	return appendPart([]byte{prefixRunRecency}, scope)
+}
+
+// runRecencyKey is o <scope> 0 <^created> <id>.
+func runRecencyKey(scope string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(runRecencyPrefix(scope), ^timeBits(created))
+	return append(k, id...)
+}
+
+func decodeRunRecencyKey(k []byte) (scope string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRunRecency)
+	scope = r.part()
+	created = bitsTime(^r.uint64())
+	id = r.lastPart()
+	return scope, created, id, r.done("run recency")
+}
+
+// spawnsPrefix is p <scope> 0 <root> 0: the pending runs of one root session, oldest first.
+func spawnsPrefix(scope, rootID string) []byte {
+	return appendPart(appendPart([]byte{prefixSpawn}, scope), rootID)
+}
+
+// spawnKey is p <scope> 0 <root> 0 <created> <id>.
+func spawnKey(scope, rootID string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(spawnsPrefix(scope, rootID), timeBits(created))
+	return append(k, id...)
+}
+
+func decodeSpawnKey(k []byte) (scope, rootID string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixSpawn)
+	scope = r.part()
+	rootID = r.part()
+	created = bitsTime(r.uint64())
+	id = r.lastPart()
+	return scope, rootID, created, id, r.done("spawn")
+}
+
+// runChildKey is b <scope> 0 <child id>.
+func runChildKey(scope, childID string) []byte {
+	k := appendPart([]byte{prefixRunChild}, scope)
+	return append(k, childID...)
 }
 
 // prefixEnd returns the smallest key greater than every key that starts with p, for use as an

@@ -37,6 +37,38 @@ type Session struct {
 
 	Transcript TranscriptPos // where heirloom reads the session's transcript from
 	TurnCount  uint64        // turns stored so far; the next turn's Seq
+	// Files are the files the session's turns touched, most recent first, at most MaxFiles.
+	// AppendTurns keeps it; writers of the session leave it as read.
+	Files []string
+}
+
+// MaxFiles bounds Session.Files.
+const MaxFiles = 50
+
+// touchFiles puts files (in the order touched) at the front of s.Files, without duplicates,
+// keeping at most MaxFiles.
+func (s *Session) touchFiles(files []string) {
+	if len(files) == 0 {
+		return
+	}
+	out := make([]string, 0, MaxFiles)
+	seen := map[string]bool{}
+	for i := len(files) - 1; i >= 0 && len(out) < MaxFiles; i-- {
+		if f := files[i]; f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	for _, f := range s.Files {
+		if len(out) >= MaxFiles {
+			break
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	s.Files = out
 }
 
 // TranscriptPos is where heirloom has read a transcript file up to.

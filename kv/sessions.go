@@ -110,12 +110,14 @@ func (s *Store) commitSession(db *pebble.DB, sess *Session, old Session, exists 
 	if exists {
 		sess.CreatedAt = old.CreatedAt
 		sess.TurnCount = old.TurnCount
+		sess.Files = old.Files
 	} else {
 		if sess.CreatedAt.IsZero() {
 			sess.CreatedAt = now
 		}
 		sess.CreatedAt = sess.CreatedAt.UTC()
 		sess.TurnCount = 0
+		sess.Files = nil
 	}
 	b := db.NewBatch()
 	defer b.Close()

@@ -85,6 +85,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos T
 				return 0, err
 			}
 		}
+		sess.touchFiles(t.Files)
 		sess.TurnCount++
 		added++
 	}

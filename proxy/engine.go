@@ -10,15 +10,52 @@ import (
 )
 
 // decide applies one normalised event to the store and returns the context text to hand back to
-// the harness ("" for none). It is where harness traffic becomes durable state.
+// the harness ("" for none). It is where harness traffic becomes durable state. All work for one
+// top-level session runs under that session's lock, so parallel sub-agents' hooks cannot race
+// each other's pairing or transcript reads.
 func (s *Server) decide(ctx context.Context, ev adapters.Event) (string, error) {
-	if ev.Kind == adapters.KindUnknown || ev.SessionID == "" {
+	if ev.Kind == adapters.KindUnknown {
 		return "", nil
 	}
+	h := s.adapterFor(ev.Harness)
+	if ev.Kind == adapters.KindSubagentStart {
+		return s.subagentStart(ctx, h, ev)
+	}
+	if ev.SessionID == "" {
+		return "", nil
+	}
+	unlock := s.locks.lock(ev.SessionID)
+	defer unlock()
 	if err := s.touchSession(ctx, ev); err != nil {
 		return "", err
 	}
+	switch ev.Kind {
+	case adapters.KindPrompt, adapters.KindPreCompact, adapters.KindStop, adapters.KindSessionEnd:
+		return "", s.ingest(ctx, h.transcripts, ev.SessionID)
+	case adapters.KindSpawn:
+		return "", s.spawn(ctx, h, ev)
+	case adapters.KindSpawnResult:
+		return "", s.spawnResult(ctx, ev)
+	case adapters.KindSubagentStop:
+		return "", s.subagentStop(ctx, h, ev)
+	}
 	return "", nil
+}
+
+// harness is what the engine uses of one harness's adapter; nil fields mean the harness lacks it.
+type harness struct {
+	transcripts adapters.Transcripts
+	metas       adapters.SubagentMetas
+}
+
+// adapterFor returns the optional capabilities of the adapter for a harness.
+func (s *Server) adapterFor(name string) harness {
+	var h harness
+	if s.ClaudeCode != nil && s.ClaudeCode.Harness() == name {
+		h.transcripts, _ = s.ClaudeCode.(adapters.Transcripts)
+		h.metas, _ = s.ClaudeCode.(adapters.SubagentMetas)
+	}
+	return h
 }
 
 // touchSession records that ev's top-level session exists and is active (or ended), filling in
@@ -44,7 +81,6 @@ func (s *Server) touchSession(ctx context.Context, ev adapters.Event) error {
 		if ev.Kind == adapters.KindSessionEnd {
 			sess.Status = kv.StatusEnded
 		}
-		sess.UpdatedAt = ev.At
 		return nil
 	})
 	if err != nil {
@@ -53,9 +89,24 @@ func (s *Server) touchSession(ctx context.Context, ev adapters.Event) error {
 	return nil
 }
 
+// childID is heirloom's id for sub-agent agentID of top-level session rootID.
+func childID(rootID, agentID string) string { return rootID + ":" + agentID }
+
+// issuerID is the session that sent ev: the sub-agent named by ev.AgentID, else the top-level
+// session.
+func issuerID(ev adapters.Event) string {
+	if ev.AgentID != "" {
+		return childID(ev.SessionID, ev.AgentID)
+	}
+	return ev.SessionID
+}
+
 // normaliseProject resolves symlinks in a project path so two spellings of one directory group
 // together. A path that cannot be resolved (gone, unreadable) is only cleaned.
 func normaliseProject(dir string) string {
+	if dir == "" {
+		return ""
+	}
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		return resolved
 	}

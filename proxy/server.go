@@ -35,11 +35,24 @@ type Server struct {
 	// HookTimeout bounds the work done for one hook call; past it the hook gets the empty reply
 	// and the work finishes in the background. Zero means 1s.
 	HookTimeout time.Duration
-	// ClaudeCode decodes Claude Code hook calls. Nil disables POST /hooks/claude-code (404).
+	// ClaudeCode decodes Claude Code hook calls. Nil disables POST /hooks/claude-code (404). If it
+	// also implements adapters.Transcripts and adapters.SubagentMetas, transcripts and sub-agent
+	// metadata are read too.
 	ClaudeCode adapters.Hooks
+	// TranscriptRoots are the directories transcripts may be read from, after resolving symlinks.
+	// Nil means none: no transcript is read.
+	TranscriptRoots []string
+	// MaxReadBytes caps the transcript bytes read for one hook call. Zero means 4 MiB.
+	MaxReadBytes int64
+	// Inherit configures the inherited block handed to a starting sub-agent.
+	Inherit Inherit
+	// MaxContextChars caps the context of one reply, in the harness's characters (UTF-16 code
+	// units). Zero means 9500, under Claude Code's 10,000.
+	MaxContextChars int
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
 
+	locks  keyLocks // per top-level session
 	ln     net.Listener
 	http   *http.Server
 	ctx    context.Context // owned by the server; cancelled by Close
@@ -48,14 +61,23 @@ type Server struct {
 	once   sync.Once
 }
 
+// Inherit configures the inherited block.
+type Inherit struct {
+	Enabled   bool // false: sub-agents get no inherited block (heirloom still records)
+	TailChars int  // budget of the parent's transcript tail in the block; zero means 3000
+}
+
 // NewServer returns a Server with defaults set; the caller fills in Store and Scope.
 func NewServer() *Server {
 	return &Server{
-		Addr:         "127.0.0.1:7433",
-		Logger:       hclog.NewNullLogger(),
-		MaxBodyBytes: 8 << 20,
-		HookTimeout:  time.Second,
-		Now:          time.Now,
+		Addr:            "127.0.0.1:7433",
+		Logger:          hclog.NewNullLogger(),
+		MaxBodyBytes:    8 << 20,
+		HookTimeout:     time.Second,
+		MaxReadBytes:    4 << 20,
+		Inherit:         Inherit{Enabled: true, TailChars: 3000},
+		MaxContextChars: 9500,
+		Now:             time.Now,
 	}
 }
 
@@ -79,6 +101,15 @@ func (s *Server) Open() error {
 	}
 	if s.Now == nil {
 		s.Now = time.Now
+	}
+	if s.MaxReadBytes <= 0 {
+		s.MaxReadBytes = 4 << 20
+	}
+	if s.Inherit.TailChars <= 0 {
+		s.Inherit.TailChars = 3000
+	}
+	if s.MaxContextChars <= 0 {
+		s.MaxContextChars = 9500
 	}
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {

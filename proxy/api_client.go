@@ -1,0 +1,102 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client reads heirloom's API, for the command line. The zero value is not usable: set URL.
+type Client struct {
+	// URL is the sidecar's base URL, e.g. "http://127.0.0.1:7433".
+	URL string
+	// Token is sent as a bearer token when non-empty.
+	Token string
+	// Timeout bounds each call. Zero means 5s.
+	Timeout time.Duration
+	// HTTP sends the requests. Nil means a client that ignores proxy settings, since the sidecar
+	// is local.
+	HTTP *http.Client
+}
+
+// NotRunningError is returned by Client calls when nothing answers at URL.
+type NotRunningError struct {
+	URL string
+	Err error // the connection error
+}
+
+// Error says what to do about it.
+func (e *NotRunningError) Error() string {
+	return "no heirloom at " + e.URL + ": start it with `heirloom serve`"
+}
+
+// Unwrap returns the connection error.
+func (e *NotRunningError) Unwrap() error { return e.Err }
+
+// maxReplyBytes caps a reply the client reads.
+const maxReplyBytes = 64 << 20
+
+// Get sends GET URL+path with query and returns the body of a 200 reply, decoded into v as well
+// when v is non-nil. An API error reply comes back as an *Error with the reply's code and
+// message; nothing listening at URL as a *NotRunningError; a sidecar slower than Timeout as an
+// error saying so.
+func (c *Client) Get(ctx context.Context, path string, query url.Values, v any) ([]byte, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	u := strings.TrimRight(c.URL, "/") + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request to %s: %w", u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	client := c.HTTP
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		var opErr *net.OpError
+		switch {
+		case errors.As(err, &opErr) && opErr.Op == "dial":
+			return nil, &NotRunningError{URL: c.URL, Err: err}
+		case ctx.Err() == context.DeadlineExceeded:
+			return nil, fmt.Errorf("heirloom at %s did not answer within %s", c.URL, timeout)
+		}
+		return nil, fmt.Errorf("ask heirloom at %s: %w", c.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+	if err != nil {
+		return nil, fmt.Errorf("read reply from %s: %w", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error, Code string }
+		if json.Unmarshal(body, &e) == nil && e.Code != "" {
+			return nil, &Error{Code: e.Code, Message: e.Error}
+		}
+		return nil, fmt.Errorf("heirloom at %s answered %s: %s", c.URL, resp.Status, firstLine(body))
+	}
+	if v != nil {
+		if err := json.Unmarshal(body, v); err != nil {
+			return nil, fmt.Errorf("decode reply from %s: %w", u, err)
+		}
+	}
+	return body, nil
+}

@@ -1,0 +1,111 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Bounds on one lineage reply.
+const (
+	maxLineageDepth = 64   // generations walked up, and down
+	maxLineageNodes = 1000 // descendants listed
+)
+
+// getLineage serves GET /api/sessions/{key}/lineage: the session, its ancestors from the root
+// down to its parent, and the tree of its descendants with the run that spawned each. The walk
+// is bounded by maxLineageDepth and maxLineageNodes and never visits a session twice, so a
+// damaged parent link cannot loop it; Truncated tells the client when anything was cut.
+func (s *Server) getLineage(r *http.Request) (any, error) {
+	key, err := pathKey(r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parseParams(r, "scope")
+	if err != nil {
+		return nil, err
+	}
+	w := &lineageWalk{s: s, ctx: r.Context(), scope: p.scope(s.Scope), seen: map[string]bool{key: true}}
+	sess, err := s.Store.GetSession(w.ctx, w.scope, key)
+	if err != nil {
+		return nil, notFound(err, "session "+key)
+	}
+	ancestors, err := w.ancestors(sess)
+	if err != nil {
+		return nil, err
+	}
+	descendants, err := w.descendants(key, 1)
+	if err != nil {
+		return nil, err
+	}
+	return LineageReply{Session: apiSession(sess), Ancestors: ancestors, Descendants: descendants, Truncated: w.truncated}, nil
+}
+
+// lineageWalk is the state of one lineage request.
+type lineageWalk struct {
+	s         *Server
+	ctx       context.Context
+	scope     string
+	seen      map[string]bool // sessions already placed in the reply
+	nodes     int             // descendants listed so far
+	truncated bool
+}
+
+// ancestors returns sess's ancestors, root first. The walk stops at a parent that is not stored
+// (not recorded yet), at a session already seen (a cycle) or after maxLineageDepth generations.
+func (w *lineageWalk) ancestors(sess kv.Session) ([]APISession, error) {
+	out := []APISession{}
+	for id := sess.ParentID; id != ""; {
+		if w.seen[id] || len(out) == maxLineageDepth {
+			w.truncated = true
+			break
+		}
+		w.seen[id] = true
+		parent, err := w.s.Store.GetSession(w.ctx, w.scope, id)
+		if errors.Is(err, kv.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, apiSession(parent))
+		id = parent.ParentID
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// descendants returns the tree below session id, which sits depth-1 generations below the
+// requested session; children oldest first.
+func (w *lineageWalk) descendants(id string, depth int) ([]LineageNode, error) {
+	out := []LineageNode{}
+	kids, err := w.s.Store.Children(w.ctx, w.scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(kids) > 0 && depth > maxLineageDepth {
+		w.truncated = true
+		return out, nil
+	}
+	for _, kid := range kids {
+		if w.seen[kid.ID] || w.nodes == maxLineageNodes {
+			w.truncated = true
+			continue
+		}
+		w.seen[kid.ID] = true
+		w.nodes++
+		run, err := w.s.runByChild(w.ctx, w.scope, kid.ID)
+		if err != nil {
+			return nil, err
+		}
+		children, err := w.descendants(kid.ID, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LineageNode{Session: apiSession(kid), Run: run, Children: children})
+	}
+	return out, nil
+}
