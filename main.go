@@ -19,6 +19,8 @@ const usage = `heirloom — warm starts for sub-agents, live transcripts, object
 Usage:
   heirloom serve [flags]              run the sidecar (127.0.0.1:7433, data in ~/.local/share/heirloom)
   heirloom hook claude-code           command-hook shim: hook JSON on stdin, reply on stdout
+  heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
+  heirloom runs [flags]               list sub-agent runs, newest first
   heirloom config show [flags]        print the effective configuration and where each value came from
   heirloom config example             print a commented example config file
   heirloom version                    print the version
@@ -45,6 +47,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&ServeCommand{Env: env, Stderr: stderr}).Run(ctx, args[1:]))
 	case "hook":
 		return (&HookCommand{Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:])
+	case "sessions":
+		return exitCode(stderr, (&SessionsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "runs":
+		return exitCode(stderr, (&RunsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "config":
 		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout}).Run(ctx, args[1:]))
 	case "version", "--version", "-version":

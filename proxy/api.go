@@ -41,7 +41,7 @@ func (s *Server) routeGet(mux *http.ServeMux, pattern string, h apiFunc) {
 }
 
 // apiHandler adapts h to net/http: its reply is written as JSON, its error through writeError,
-// the one place errors become HTTP (a closed store is 503). When the client has gone away
+// the one place errors become HTTP. When the client has gone away
 // nothing is written.
 func (s *Server) apiHandler(h apiFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -51,8 +51,6 @@ func (s *Server) apiHandler(h apiFunc) http.HandlerFunc {
 			writeJSON(w, http.StatusOK, reply)
 		case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 			// The caller hung up or timed out: nobody reads a reply.
-		case errors.Is(err, kv.ErrClosed):
-			s.writeError(w, r, Errorf(ECodeUnavailable, "store not open"))
 		default:
 			s.writeError(w, r, err)
 		}

@@ -60,6 +60,8 @@ func classify(err error) (code, message string) {
 		return ECodeBadJSON, err.Error()
 	case errors.Is(err, kv.ErrNotFound):
 		return ECodeNotFound, "not found"
+	case errors.Is(err, kv.ErrClosed):
+		return ECodeUnavailable, "store closed"
 	default:
 		return ECodeInternal, "internal error"
 	}

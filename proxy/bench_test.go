@@ -1,0 +1,317 @@
+package proxy_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/proxy"
+)
+
+// Benchmarks of the hook endpoint end to end: a real HTTP round trip on loopback into a Server
+// over real Pebble in a temp dir, with transcripts in the shape Claude Code writes them. Every
+// hook that stores something does synced writes, so on most disks fsync dominates; see
+// docs/benchmarks.md for the numbers and how to read them.
+
+// benchSizes are the parent transcript sizes the benchmarks are run at.
+var benchSizes = []struct {
+	name  string
+	bytes int
+}{
+	{"10KB", 10 << 10},
+	{"100KB", 100 << 10},
+	{"1MB", 1 << 20},
+	{"10MB", 10 << 20},
+}
+
+// benchTree is newTree for benchmarks: a transcript root holding session sid's (absent)
+// transcript.
+func benchTree(b *testing.B, sid string) tree {
+	b.Helper()
+	root := filepath.Join(b.TempDir(), "projects")
+	dir := filepath.Join(root, "-work-app")
+	if err := os.MkdirAll(filepath.Join(dir, sid, "subagents"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return tree{root: root, transcript: filepath.Join(dir, sid+".jsonl")}
+}
+
+// benchWords is the vocabulary of generated transcript prose: code-review English, so the text
+// compresses about as well as a real session's.
+var benchWords = strings.Fields(`the parser reads each token and returns a node for the caller; we keep
+	offsets stable across calls so that errors name the right line. check vendor tests before the
+	refactor lands, then move the lexer state into its own struct with a reset method and a small
+	buffer of lookahead runes. func return error nil if else for range map slice string byte int
+	context deadline timeout retry budget file path line column span width height index`)
+
+// benchProse returns about n bytes of space-separated words of benchWords, drawn from r.
+func benchProse(r *rand.Rand, n int) string {
+	var sb strings.Builder
+	for sb.Len() < n {
+		if sb.Len() > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(benchWords[r.IntN(len(benchWords))])
+	}
+	return sb.String()
+}
+
+// recordGen writes Claude Code transcript records (one JSON object per line) for one session,
+// with the envelope fields a real transcript carries, so the bytes per record are realistic.
+type recordGen struct {
+	sid    string
+	r      *rand.Rand
+	n      int    // records written so far; numbers the uuids
+	parent string // uuid of the previous record
+	at     time.Time
+}
+
+func newRecordGen(sid string, seed uint64) *recordGen {
+	return &recordGen{sid: sid, r: rand.New(rand.NewPCG(seed, 1)), at: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+}
+
+// record returns one line of type typ with the given extra fields.
+func (g *recordGen) record(typ string, fields map[string]any) []byte {
+	g.n++
+	uuid := fmt.Sprintf("%08x-0000-4000-8000-%012x", g.r.Uint32(), g.n)
+	g.at = g.at.Add(time.Duration(500+g.r.IntN(4000)) * time.Millisecond)
+	m := map[string]any{
+		"parentUuid": g.parent, "isSidechain": false, "type": typ, "uuid": uuid,
+		"timestamp": g.at.Format(time.RFC3339Nano), "userType": "external", "entrypoint": "cli",
+		"cwd": "/work/app", "sessionId": g.sid, "version": "2.1.197", "gitBranch": "main",
+	}
+	for k, v := range fields {
+		m[k] = v
+	}
+	g.parent = uuid
+	line, err := json.Marshal(m)
+	if err != nil {
+		panic(err) // unreachable: only strings, numbers, bools, maps and slices
+	}
+	return append(line, '\n')
+}
+
+func (g *recordGen) usage() map[string]any {
+	return map[string]any{"input_tokens": 10 + g.r.IntN(5000), "cache_read_input_tokens": g.r.IntN(90000),
+		"output_tokens": 5 + g.r.IntN(800), "service_tier": "standard"}
+}
+
+func (g *recordGen) assistant(content []any) []byte {
+	return g.record("assistant", map[string]any{"message": map[string]any{
+		"id": fmt.Sprintf("msg_%016x", g.r.Uint64()), "type": "message", "role": "assistant",
+		"model": "claude-sonnet-4-5", "content": content, "stop_reason": "end_turn", "usage": g.usage()}})
+}
+
+// prompt returns a user prompt record and an assistant text reply.
+func (g *recordGen) prompt() []byte {
+	user := g.record("user", map[string]any{"promptId": fmt.Sprintf("p-%d", g.n),
+		"message": map[string]any{"role": "user", "content": benchProse(g.r, 80+g.r.IntN(300))}})
+	reply := g.assistant([]any{map[string]any{"type": "text", "text": benchProse(g.r, 200+g.r.IntN(900))}})
+	return append(user, reply...)
+}
+
+// exchange returns the records of one typical step: a prompt, a hook attachment (no turn), a
+// tool call with a few KB of result, and a text reply.
+func (g *recordGen) exchange() []byte {
+	file := fmt.Sprintf("/work/app/pkg/mod%d/file%d.go", g.r.IntN(20), g.r.IntN(40))
+	toolID := fmt.Sprintf("toolu_%016x", g.r.Uint64())
+	var out []byte
+	out = append(out, g.record("user", map[string]any{"promptId": fmt.Sprintf("p-%d", g.n),
+		"message": map[string]any{"role": "user", "content": benchProse(g.r, 80+g.r.IntN(300))}})...)
+	out = append(out, g.record("attachment", map[string]any{"attachment": map[string]any{
+		"type": "hook_additional_context", "content": []any{benchProse(g.r, 120)}, "hookName": "UserPromptSubmit",
+		"toolUseID": "UserPromptSubmit", "hookEvent": "UserPromptSubmit"}})...)
+	out = append(out, g.assistant([]any{
+		map[string]any{"type": "text", "text": benchProse(g.r, 60+g.r.IntN(200))},
+		map[string]any{"type": "tool_use", "id": toolID, "name": "Read", "input": map[string]any{"file_path": file}},
+	})...)
+	body := benchProse(g.r, 1500+g.r.IntN(3000))
+	out = append(out, g.record("user", map[string]any{
+		"message": map[string]any{"role": "user", "content": []any{map[string]any{
+			"tool_use_id": toolID, "type": "tool_result", "content": body}}},
+		"toolUseResult": map[string]any{"type": "text", "file": map[string]any{"filePath": file, "content": body}},
+	})...)
+	out = append(out, g.assistant([]any{map[string]any{"type": "text", "text": benchProse(g.r, 200+g.r.IntN(900))}})...)
+	return out
+}
+
+// writeBenchTranscript writes at least size bytes of whole exchanges to path.
+func writeBenchTranscript(b *testing.B, path, sid string, size int) {
+	b.Helper()
+	g := newRecordGen(sid, uint64(size))
+	var buf bytes.Buffer
+	for buf.Len() < size {
+		buf.Write(g.exchange())
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchPost sends one hook body to s and returns the reply body; anything but 200 fails b.
+func benchPost(b *testing.B, c *http.Client, s *proxy.Server, body []byte) []byte {
+	resp, err := c.Post(s.URL()+"/hooks/claude-code", "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	reply, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("hook: status %d: %s", resp.StatusCode, reply)
+	}
+	return reply
+}
+
+func benchJSON(b *testing.B, fields map[string]any) []byte {
+	body, err := json.Marshal(fields)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// benchIngestAll announces session sid and posts Stop until its whole transcript is stored (each
+// hook reads at most MaxReadBytes). It logs how long that took.
+func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr tree, sid string) {
+	b.Helper()
+	benchPost(b, c, s, benchJSON(b, ev(tr, sid, "SessionStart", map[string]any{"source": "startup"})))
+	fi, err := os.Stat(tr.transcript)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for calls := 1; ; calls++ {
+		benchPost(b, c, s, benchJSON(b, ev(tr, sid, "Stop", nil)))
+		sess, err := s.Store.GetSession(b.Context(), "default", sid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sess.Transcript.Offset == fi.Size() {
+			b.Logf("ingested %d bytes (%d turns) in %d hook calls, %s", fi.Size(), sess.TurnCount, calls, time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if calls > 100 {
+			b.Fatalf("transcript not ingested after %d hook calls: offset %d of %d", calls, sess.Transcript.Offset, fi.Size())
+		}
+	}
+}
+
+// reportPercentiles reports the median and 99th percentile of lat.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) }
+	b.ReportMetric(pct(0.50), "p50-ns")
+	b.ReportMetric(pct(0.99), "p99-ns")
+}
+
+// BenchmarkSubagentStart measures the reply to SubagentStart — pairing with the pending spawn,
+// two session writes, a run write and the inherited block built from the parent's last turns —
+// for a parent whose transcript (already ingested) is 10 KB … 10 MB. The matching
+// PreToolUse(Agent) of each iteration is sent with the timer stopped. The block is built from
+// the parent's last 200 turns at most, never the whole transcript, so the cost grows with the
+// parent only until it has that many turns (between 100 KB and 1 MB here) and is flat beyond.
+func BenchmarkSubagentStart(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run("parent="+size.name, func(b *testing.B) {
+			tr := benchTree(b, "S")
+			writeBenchTranscript(b, tr.transcript, "S", size.bytes)
+			s := MustOpenServer(b, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root} })
+			c := &http.Client{}
+			benchIngestAll(b, c, s, tr, "S")
+
+			var lat []time.Duration
+			replyBytes, empty := 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				i := len(lat)
+				benchPost(b, c, s, benchJSON(b, spawnEv(tr, "S", fmt.Sprintf("toolu_%d", i), "Explore", "Find every caller of parse()", "")))
+				body := benchJSON(b, startEv(tr, "S", fmt.Sprintf("agent%d", i), "Explore"))
+				b.StartTimer()
+
+				t0 := time.Now()
+				reply := benchPost(b, c, s, body)
+				lat = append(lat, time.Since(t0))
+				replyBytes += len(reply)
+				if len(reply) <= 2 {
+					empty++
+				}
+			}
+			if empty > 0 {
+				b.Errorf("%d of %d SubagentStart replies were empty (deadline passed?)", empty, len(lat))
+			}
+			b.ReportMetric(float64(replyBytes)/float64(len(lat)), "reply-B/op")
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+// BenchmarkPromptIngest measures one UserPromptSubmit that finds one new prompt and its reply
+// appended to a transcript already ingested at 10 KB … 10 MB: read the new bytes from the stored
+// offset, parse them, store two turns and the session in synced writes. Appending the records
+// is done with the timer stopped. The cost must not grow with the transcript: it is O(new
+// turns).
+func BenchmarkPromptIngest(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run("transcript="+size.name, func(b *testing.B) {
+			tr := benchTree(b, "S")
+			writeBenchTranscript(b, tr.transcript, "S", size.bytes)
+			s := MustOpenServer(b, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root} })
+			c := &http.Client{}
+			benchIngestAll(b, c, s, tr, "S")
+			before, err := s.Store.GetSession(b.Context(), "default", "S")
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := os.OpenFile(tr.transcript, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			g := newRecordGen("S", 7)
+
+			var lat []time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := f.Write(g.prompt()); err != nil {
+					b.Fatal(err)
+				}
+				body := benchJSON(b, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "next step"}))
+				b.StartTimer()
+
+				t0 := time.Now()
+				benchPost(b, c, s, body)
+				lat = append(lat, time.Since(t0))
+			}
+			after, err := s.Store.GetSession(b.Context(), "default", "S")
+			if err != nil {
+				b.Fatal(err)
+			}
+			fi, err := f.Stat()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if after.Transcript.Offset != fi.Size() || after.TurnCount != before.TurnCount+2*uint64(len(lat)) {
+				b.Fatalf("after %d prompts: offset %d of %d, turns %d (was %d); want everything ingested, two turns a prompt",
+					len(lat), after.Transcript.Offset, fi.Size(), after.TurnCount, before.TurnCount)
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
