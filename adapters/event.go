@@ -7,6 +7,7 @@
 package adapters
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -29,6 +30,13 @@ const (
 	KindPreCompact    Kind = "pre_compact"    // compaction is about to run (Event.Trigger, Event.Instructions)
 	KindStop          Kind = "stop"           // the session finished a turn
 	KindSessionEnd    Kind = "session_end"    // the session ended
+
+	// Kinds from streaming harnesses (OpenCode, OpenClaw), whose events describe state changes.
+	KindSessionUpdate  Kind = "session_update"  // a session's title or other metadata changed (Event.Title)
+	KindSessionDeleted Kind = "session_deleted" // the harness deleted the session
+	KindTurns          Kind = "turns"           // transcript records to upsert by Turn.ID (Event.Turns)
+	KindCompacted      Kind = "compacted"       // a compaction finished: a new compaction epoch begins
+	KindIdle           Kind = "idle"            // the session finished its work and waits for input
 )
 
 // Session start sources, as Claude Code names them in SessionStart.source.
@@ -60,6 +68,16 @@ type Event struct {
 	// AgentTranscriptPath is the sub-agent's own transcript file (SubagentStop).
 	AgentTranscriptPath string
 
+	// ParentSessionID is the parent session the harness names explicitly for SessionID
+	// (OpenCode parentID, OpenClaw spawnedBy). Set only on session events; it always wins over
+	// any pairing heirloom would otherwise do.
+	ParentSessionID string
+	Title           string // a human title for the session, when the harness gives one
+	AgentName       string // the agent the session runs as (OpenCode agent), when given
+	// Turns are transcript records carried by the event itself (KindTurns); a record seen
+	// again with the same Turn.ID replaces the earlier version (streamed text grows).
+	Turns []Turn
+
 	Source       string    // KindSessionStart: one of the Source* constants
 	Prompt       string    // KindPrompt: the prompt text
 	Spawn        *Spawn    // KindSpawn, KindSpawnResult: the spawning tool call
@@ -78,10 +96,13 @@ func (e Event) IsCompaction() bool {
 
 // Spawn is a request for a sub-agent, as the spawning tool call carried it.
 type Spawn struct {
-	ToolUseID   string // the harness's id for the spawning tool call
-	Description string // the short description the parent gave
-	Prompt      string // the task prompt: the sub-agent's objective
-	Type        string // the sub-agent type asked for (Claude Code subagent_type)
+	ToolUseID string // the harness's id for the spawning tool call
+	// ChildSessionID is the sub-agent's session when the harness names it in the spawn itself
+	// (OpenCode task metadata.sessionId); then no pairing is needed.
+	ChildSessionID string
+	Description    string // the short description the parent gave
+	Prompt         string // the task prompt: the sub-agent's objective
+	Type           string // the sub-agent type asked for (Claude Code subagent_type)
 }
 
 // Result statuses heirloom sets itself; harnesses may report others ("completed", …).
@@ -165,4 +186,11 @@ type SubagentMetas interface {
 	// SubagentTranscriptPath returns where the harness writes the transcript of sub-agent agentID
 	// of the session whose transcript is at transcriptPath; "" when it cannot say.
 	SubagentTranscriptPath(transcriptPath, agentID string) string
+}
+
+// Sink takes the events a streaming adapter decodes (OpenCode's SSE stream, OpenClaw's gateway).
+// Consume returns when the event is durable; an error is logged by the caller and the stream
+// goes on (the next resync repairs what was lost).
+type Sink interface {
+	Consume(ctx context.Context, ev Event) error
 }
