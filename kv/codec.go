@@ -31,6 +31,7 @@ type sessionValue struct {
 	Transcript     transcriptValue `json:"transcript"`
 	TurnCount      uint64          `json:"turn_count"`
 	Files          []string        `json:"files,omitempty"`
+	Compactions    int             `json:"compactions,omitempty"`
 }
 
 type transcriptValue struct {
@@ -58,6 +59,8 @@ func encodeSession(s *Session) ([]byte, error) {
 		Transcript: transcriptValue(s.Transcript),
 		TurnCount:  s.TurnCount,
 		Files:      s.Files,
+
+		Compactions: s.Compactions,
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -79,6 +82,8 @@ func decodeSession(b []byte) (Session, error) {
 		Transcript: TranscriptPos(v.Transcript),
 		TurnCount:  v.TurnCount,
 		Files:      v.Files,
+
+		Compactions: v.Compactions,
 	}, nil
 }
 

@@ -37,6 +37,8 @@ type Session struct {
 
 	Transcript TranscriptPos // where heirloom reads the session's transcript from
 	TurnCount  uint64        // turns stored so far; the next turn's Seq
+	// Compactions counts the compactions the harness reported: the session's compaction epoch.
+	Compactions int
 	// Files are the files the session's turns touched, most recent first, at most MaxFiles.
 	// AppendTurns keeps it; writers of the session leave it as read.
 	Files []string

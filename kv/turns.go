@@ -36,67 +36,117 @@ func (s *Store) AppendTurns(ctx context.Context, scope, id string, turns []Turn,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	added, err = s.appendTurns(db, scope, id, turns, pos)
+	added, _, err = s.appendTurns(db, scope, id, turns, &pos, false)
 	if err != nil {
 		return 0, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
 	}
 	return added, nil
 }
 
-// appendTurns does AppendTurns' work; the caller holds s.mu.
-func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos TranscriptPos) (int, error) {
+// UpsertTurns stores turns of the session (scope, id) in one synced write: a turn whose
+// SourceID is already stored replaces that stored turn in place (same Seq), a new one is appended
+// as in AppendTurns. It is for harnesses that stream a record several times as it grows (OpenCode
+// message parts). The transcript position is left as it is. The cost is proportional to
+// len(turns). It returns how many turns were appended and how many replaced; an error wrapping
+// ErrNotFound when the session is not stored.
+func (s *Store) UpsertTurns(ctx context.Context, scope, id string, turns []Turn) (added, replaced int, err error) {
+	if err := checkRef(scope, id); err != nil {
+		return 0, 0, fmt.Errorf("upsert turns: %w", err)
+	}
+	for i := range turns {
+		if err := turns[i].Validate(); err != nil {
+			return 0, 0, fmt.Errorf("upsert turns %s/%s: turns[%d]: %w", scope, id, i, err)
+		}
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
+	}
+	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	added, replaced, err = s.appendTurns(db, scope, id, turns, nil, true)
+	if err != nil {
+		return 0, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
+	}
+	return added, replaced, nil
+}
+
+// appendTurns does the work of AppendTurns (replace false: known source ids are skipped) and
+// UpsertTurns (replace true: they are overwritten in place). A nil pos keeps the session's
+// transcript position. The caller holds s.mu.
+func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool) (added, replaced int, err error) {
 	prev, ok, err := getSession(db, scope, id)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if !ok {
-		return 0, ErrNotFound
+		return 0, 0, ErrNotFound
 	}
 	sess := prev
 	b := db.NewBatch()
 	defer b.Close()
 
+	// The last version of a record within turns wins when replacing; the first when skipping.
+	if replace {
+		turns = lastBySource(turns)
+	}
 	seen := make(map[string]bool, len(turns))
-	added := 0
 	for _, t := range turns {
 		if t.SourceID != "" {
 			if seen[t.SourceID] {
 				continue
 			}
 			seen[t.SourceID] = true
-			stored, err := has(db, turnSourceKey(scope, id, t.SourceID))
+			seq, stored, err := storedSeq(db, turnSourceKey(scope, id, t.SourceID))
 			if err != nil {
-				return 0, err
+				return 0, 0, err
+			}
+			if stored && !replace {
+				continue
 			}
 			if stored {
+				t.Seq = seq
+				v, err := encodeTurn(&t)
+				if err != nil {
+					return 0, 0, err
+				}
+				if err := b.Set(turnKey(scope, id, seq), v, nil); err != nil {
+					return 0, 0, err
+				}
+				sess.touchFiles(t.Files)
+				replaced++
 				continue
 			}
 		}
 		t.Seq = sess.TurnCount
 		v, err := encodeTurn(&t)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := b.Set(turnKey(scope, id, t.Seq), v, nil); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if t.SourceID != "" {
 			if err := b.Set(turnSourceKey(scope, id, t.SourceID), encodeUint(t.Seq), nil); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		sess.touchFiles(t.Files)
 		sess.TurnCount++
 		added++
 	}
-	sess.Transcript = pos
+	if pos != nil {
+		sess.Transcript = *pos
+	}
 	if err := putSession(b, &sess, &prev, s.now()); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return added, nil
+	return added, replaced, nil
 }
 
 // Turns returns the session's turns with Seq ≥ fromSeq in ascending order, at most limit of
@@ -204,14 +254,41 @@ func readTurns(ctx context.Context, r pebble.Reader, scope, id string, first, ne
 	return out, nil
 }
 
-// has reports whether key is stored.
-func has(r pebble.Reader, key []byte) (bool, error) {
-	_, closer, err := r.Get(key)
+
+// lastBySource keeps, for each non-empty SourceID, only its last version in turns, at the place
+// of its first appearance; turns without a SourceID are kept as they are.
+func lastBySource(turns []Turn) []Turn {
+	last := map[string]int{}
+	for i, t := range turns {
+		if t.SourceID != "" {
+			last[t.SourceID] = i
+		}
+	}
+	out := make([]Turn, 0, len(turns))
+	placed := map[string]bool{}
+	for _, t := range turns {
+		if t.SourceID == "" {
+			out = append(out, t)
+			continue
+		}
+		if !placed[t.SourceID] {
+			placed[t.SourceID] = true
+			out = append(out, turns[last[t.SourceID]])
+		}
+	}
+	return out
+}
+
+// storedSeq reads a turn-source index entry: the Seq of the stored turn with that source id.
+func storedSeq(r pebble.Reader, key []byte) (seq uint64, ok bool, err error) {
+	v, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
+		return 0, false, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
-	return true, closer.Close()
+	defer closer.Close()
+	seq, err = decodeUint(v)
+	return seq, err == nil, err
 }

@@ -420,3 +420,45 @@ func BenchmarkLastTurns(b *testing.B) {
 		})
 	}
 }
+
+func TestUpsertTurns(t *testing.T) {
+	s := MustOpenStore(t)
+	ctx := t.Context()
+	if err := s.PutSession(ctx, kv.Session{Scope: "sc", ID: "ses_1", Harness: "opencode", Status: kv.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	// A streamed part grows: the same source id three times, twice in one call.
+	added, replaced, err := s.UpsertTurns(ctx, "sc", "ses_1", []kv.Turn{
+		{SourceID: "prt_a", Role: "user", Text: "hello"},
+		{SourceID: "prt_b", Role: "assistant", Text: "Wor"},
+		{SourceID: "prt_b", Role: "assistant", Text: "Working", Files: []string{"a.go"}},
+	})
+	if err != nil || added != 2 || replaced != 0 {
+		t.Fatalf("first upsert: got added %d replaced %d err %v, want 2, 0", added, replaced, err)
+	}
+	added, replaced, err = s.UpsertTurns(ctx, "sc", "ses_1", []kv.Turn{
+		{SourceID: "prt_b", Role: "assistant", Text: "Working on it.", Files: []string{"b.go"}},
+		{SourceID: "prt_c", Role: "tool", Tool: "read"},
+	})
+	if err != nil || added != 1 || replaced != 1 {
+		t.Fatalf("second upsert: got added %d replaced %d err %v, want 1, 1", added, replaced, err)
+	}
+	turns, err := s.Turns(ctx, "sc", "ses_1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 3 || turns[1].Seq != 1 || turns[1].Text != "Working on it." || turns[2].SourceID != "prt_c" {
+		t.Fatalf("got %+v", turns)
+	}
+	sess, _ := s.GetSession(ctx, "sc", "ses_1")
+	if sess.TurnCount != 3 || len(sess.Files) != 2 || sess.Files[0] != "b.go" {
+		t.Fatalf("session: got turn count %d files %v", sess.TurnCount, sess.Files)
+	}
+	// AppendTurns still skips known source ids.
+	if n, err := s.AppendTurns(ctx, "sc", "ses_1", []kv.Turn{{SourceID: "prt_a", Role: "user", Text: "changed"}}, kv.TranscriptPos{}); err != nil || n != 0 {
+		t.Fatalf("append of a known id: got %d, %v", n, err)
+	}
+	if _, _, err := s.UpsertTurns(ctx, "sc", "nope", []kv.Turn{{Role: "user"}}); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("unknown session: got %v, want ErrNotFound", err)
+	}
+}
