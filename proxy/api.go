@@ -16,6 +16,11 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	s.routeGet(mux, "/api/sessions/{key}/transcript", s.getTranscript)
 	s.routeGet(mux, "/api/sessions/{key}/lineage", s.getLineage)
 	s.routeGet(mux, "/api/runs", s.listRuns)
+	s.routeGet(mux, "/api/inject", s.getInject)
+	mux.Handle("POST /api/spawn-check", s.apiHandler(s.postSpawnCheck))
+	mux.HandleFunc("/api/spawn-check", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodPost)
+	})
 }
 
 // Handler returns the handler the server serves once open: every route, behind the caller checks

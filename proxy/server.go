@@ -46,6 +46,9 @@ type Server struct {
 	MaxReadBytes int64
 	// Inherit configures the inherited block handed to a starting sub-agent.
 	Inherit Inherit
+	// MaxSpawnDepth, when positive, is how deep sub-agents may nest: a spawn check for a session
+	// at that depth is refused. Zero means no limit.
+	MaxSpawnDepth int
 	// MaxContextChars caps the context of one reply, in the harness's characters (UTF-16 code
 	// units). Zero means 9500, under Claude Code's 10,000.
 	MaxContextChars int

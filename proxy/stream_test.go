@@ -1,0 +1,130 @@
+package proxy_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
+	"github.com/heirloom-dev/heirloom/proxy"
+)
+
+func oc(kind adapters.Kind, sid string) adapters.Event {
+	return adapters.Event{Harness: "opencode", Kind: kind, Name: string(kind), SessionID: sid, Cwd: "/work/app", At: time.Unix(1795314582, 0)}
+}
+
+func consume(t *testing.T, s *proxy.Server, evs ...adapters.Event) {
+	t.Helper()
+	for _, ev := range evs {
+		if err := s.Consume(t.Context(), ev); err != nil {
+			t.Fatalf("consume %s: %v", ev.Kind, err)
+		}
+	}
+}
+
+func getInject(t *testing.T, s *proxy.Server, query string) (int, string) {
+	t.Helper()
+	status, got, _ := do(t, "GET", s.URL()+"/api/inject?"+query, "", nil)
+	ctx, _ := got["context"].(string)
+	return status, ctx
+}
+
+func TestStreamLineageAndInject(t *testing.T) {
+	s := MustOpenServer(t, nil)
+	parent := oc(adapters.KindSessionStart, "ses_P")
+	parent.Title = "parser refactor"
+	prompt := oc(adapters.KindTurns, "ses_P")
+	prompt.Turns = []adapters.Turn{{ID: "prt_1", Role: "user", Text: "Refactor the parser. OCMARK-55. Never touch vendor/."}}
+	reply1, reply2 := oc(adapters.KindTurns, "ses_P"), oc(adapters.KindTurns, "ses_P")
+	reply1.Turns = []adapters.Turn{{ID: "prt_2", Role: "assistant", Text: "Look"}}
+	reply2.Turns = []adapters.Turn{{ID: "prt_2", Role: "assistant", Text: "Looking at parse.go first."}}
+	spawn := oc(adapters.KindSpawn, "ses_P")
+	spawn.Spawn = &adapters.Spawn{ToolUseID: "call_1", Description: "find callers", Prompt: "Find every caller of parse()", Type: "general"}
+	// The child's session event arrives before the spawn names it (stream order varies).
+	child := oc(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID, child.AgentName, child.Title = "ses_P", "general", "find callers (@general subagent)"
+	named := spawn
+	named.Spawn = &adapters.Spawn{ToolUseID: "call_1", Description: "find callers", Prompt: "Find every caller of parse()", Type: "general", ChildSessionID: "ses_C"}
+	consume(t, s, parent, prompt, reply1, reply2, spawn, child, named)
+
+	c := mustSession(t, s, "ses_C")
+	if c.ParentID != "ses_P" || c.Depth != 1 || c.Objective != "Find every caller of parse()" || c.AgentType != "general" {
+		t.Fatalf("child: got %+v", c)
+	}
+	if r := mustRun(t, s, "call_1"); r.ChildID != "ses_C" || r.Status != kv.RunRunning || r.RootID != "ses_P" {
+		t.Fatalf("run: got %+v", r)
+	}
+	turns, _ := s.Store.Turns(t.Context(), "default", "ses_P", 0, 0)
+	if len(turns) != 2 || turns[1].Text != "Looking at parse.go first." {
+		t.Fatalf("parent turns (the growing part must be upserted): got %+v", turns)
+	}
+
+	status, got := getInject(t, s, "harness=opencode&session=ses_C")
+	if status != 200 || !strings.Contains(got, "## Inherited from Parent Session") || !strings.Contains(got, "OCMARK-55") || !strings.Contains(got, "Looking at parse.go first.") {
+		t.Fatalf("inject for the child: %d %q", status, got)
+	}
+	if _, got := getInject(t, s, "harness=opencode&session=ses_P"); got != "" {
+		t.Fatalf("inject for a top-level session: got %q, want nothing", got)
+	}
+	// A session the stream has not reported yet: the plugin's explicit parent is enough.
+	if _, got := getInject(t, s, "harness=opencode&session=ses_new&parent=ses_P"); !strings.Contains(got, "OCMARK-55") {
+		t.Fatalf("inject with explicit parent: got %q", got)
+	}
+	if _, got := getInject(t, s, "harness=opencode&session=ses_C&purpose=compacting"); !strings.Contains(got, "Find every caller of parse()") {
+		t.Fatalf("compacting context: got %q", got)
+	}
+	if status, _ := getInject(t, s, "harness=opencode"); status != 400 {
+		t.Fatalf("inject without session: got %d, want 400", status)
+	}
+
+	// The spawn's result, then compaction and idle.
+	result := named
+	result.Kind = adapters.KindSpawnResult
+	result.Result = &adapters.Result{AgentID: "ses_C", Status: "completed", Text: "Three callers."}
+	consume(t, s, result, oc(adapters.KindCompacted, "ses_P"), oc(adapters.KindCompacted, "ses_P"))
+	if r := mustRun(t, s, "call_1"); r.Status != "completed" || r.Result != "Three callers." {
+		t.Fatalf("finished run: got %+v", r)
+	}
+	if p := mustSession(t, s, "ses_P"); p.Compactions != 2 || p.Title != "parser refactor" || p.Objective == "" {
+		t.Fatalf("parent: got %+v", p)
+	}
+}
+
+func TestStreamIdleEndsRun(t *testing.T) {
+	s := MustOpenServer(t, nil)
+	spawn := oc(adapters.KindSpawn, "ses_P")
+	spawn.Spawn = &adapters.Spawn{ToolUseID: "call_9", Prompt: "do it", Type: "general", ChildSessionID: "ses_C"}
+	answer := oc(adapters.KindTurns, "ses_C")
+	answer.Turns = []adapters.Turn{{ID: "p1", Role: "user", Text: "do it"}, {ID: "p2", Role: "assistant", Text: "Done: 42."}}
+	consume(t, s, spawn, answer, oc(adapters.KindIdle, "ses_C"))
+	if r := mustRun(t, s, "call_9"); r.Status != kv.RunCompleted || r.Result != "Done: 42." {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestSpawnCheck(t *testing.T) {
+	s := MustOpenServer(t, func(s *proxy.Server) { s.MaxSpawnDepth = 1 })
+	root := oc(adapters.KindSessionStart, "ses_P")
+	child := oc(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID = "ses_P"
+	consume(t, s, root, child)
+	check := func(session string) map[string]any {
+		_, got, _ := do(t, "POST", s.URL()+"/api/spawn-check?harness=opencode&session="+url.QueryEscape(session), `{"prompt":"x"}`, nil)
+		return got
+	}
+	if got := check("ses_P"); got["allow"] != true {
+		t.Fatalf("root may spawn: got %v", got)
+	}
+	if got := check("ses_C"); got["allow"] != false || got["reason"] == "" {
+		t.Fatalf("depth-1 session with max depth 1: got %v, want a refusal with a reason", got)
+	}
+	if got := check("ses_unknown"); got["allow"] != true {
+		t.Fatalf("unknown session: got %v", got)
+	}
+	if status, _, _ := do(t, "GET", s.URL()+"/api/spawn-check", "", nil); status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET spawn-check: got %d", status)
+	}
+}
