@@ -254,7 +254,6 @@ func readTurns(ctx context.Context, r pebble.Reader, scope, id string, first, ne
 	return out, nil
 }
 
-
 // lastBySource keeps, for each non-empty SourceID, only its last version in turns, at the place
 // of its first appearance; turns without a SourceID are kept as they are.
 func lastBySource(turns []Turn) []Turn {
