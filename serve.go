@@ -79,6 +79,7 @@ func (m *Main) Run(ctx context.Context) error {
 	srv.MaxReadBytes = cfg.Adapters.ClaudeCode.MaxReadBytes
 	srv.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars
 	srv.Inherit = proxy.Inherit{Enabled: cfg.Inherit.Enabled, TailChars: cfg.Inherit.TailChars}
+	srv.MaxSpawnDepth = cfg.Spawn.MaxDepth
 	if err := srv.Open(); err != nil {
 		_ = m.Store.Close()
 		return err

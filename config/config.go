@@ -48,6 +48,9 @@ type Config struct {
 	// Inherit configures the context a sub-agent inherits from its parent.
 	Inherit Inherit `koanf:"inherit"`
 
+	// Spawn configures what heirloom allows when a session spawns a sub-agent.
+	Spawn Spawn `koanf:"spawn"`
+
 	// Adapters configures each harness adapter.
 	Adapters Adapters `koanf:"adapters"`
 }
@@ -89,10 +92,38 @@ type Inherit struct {
 	TailChars int `koanf:"tail_chars"`
 }
 
+// Spawn configures what heirloom allows when a session spawns a sub-agent.
+type Spawn struct {
+	// MaxDepth, when positive, is how deep sub-agents may nest: a plugin's spawn check from a
+	// session at that depth is refused. Default 0: no limit.
+	MaxDepth int `koanf:"max_depth"`
+}
+
 // Adapters configures each harness adapter.
 type Adapters struct {
 	// ClaudeCode configures the Claude Code adapter.
 	ClaudeCode ClaudeCode `koanf:"claude_code"`
+	// OpenCode configures the OpenCode adapter.
+	OpenCode OpenCode `koanf:"opencode"`
+}
+
+// OpenCode configures the OpenCode adapter.
+type OpenCode struct {
+	// Servers are the OpenCode servers (`opencode serve`, or the TUI's server) whose event
+	// streams heirloom follows. Default none. In the environment, a comma-separated list of URLs.
+	Servers []OpenCodeServer `koanf:"servers"`
+}
+
+// OpenCodeServer is one OpenCode server to follow.
+type OpenCodeServer struct {
+	// URL is the server's base URL, e.g. "http://127.0.0.1:4096". Required.
+	URL string `koanf:"url"`
+	// Password is the server's basic-auth password (OPENCODE_SERVER_PASSWORD). Empty: the
+	// password heirloom itself finds in OPENCODE_SERVER_PASSWORD, if any.
+	Password string `koanf:"password"`
+	// Directory selects one project instance of the server; empty means the server's own
+	// working directory.
+	Directory string `koanf:"directory"`
 }
 
 // ClaudeCode configures the Claude Code adapter.
@@ -142,7 +173,7 @@ func Default(home, xdgDataHome string) Config {
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},
 			MaxReadBytes:    4 << 20,
-		}},
+		}, OpenCode: OpenCode{Servers: []OpenCodeServer{}}},
 	}
 }
 

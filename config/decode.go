@@ -39,7 +39,12 @@ func check(flat map[string]any, origin func(key string) string) (source, []error
 				continue
 			}
 			if err := decodeOne(key, v); err != nil {
-				errs = append(errs, typeError(l, v, origin(key)))
+				e := typeError(l, v, origin(key))
+				if l.typ == reflect.SliceOf(serverType) {
+					// Say which item field is wrong; the list itself is not shown (passwords).
+					e.Value, e.Msg = nil, "is not "+typeName(l.typ)+": "+err.Error()
+				}
+				errs = append(errs, e)
 				continue
 			}
 			src.values[key] = v
@@ -106,6 +111,8 @@ func typeName(t reflect.Type) string {
 		return "an integer"
 	case t.Kind() == reflect.Bool:
 		return "a boolean (true or false)"
+	case t == reflect.SliceOf(serverType):
+		return "a list of servers, each a URL or {url, password, directory}"
 	case t.Kind() == reflect.Slice:
 		return "a list of strings"
 	default:
@@ -123,6 +130,7 @@ func unmarshal(k *koanf.Koanf, c *Config) error {
 			strictHook,
 			mapstructure.StringToTimeDurationHookFunc(),
 			listHook,
+			serversHook,
 			mapstructure.StringToIntHookFunc(),
 			mapstructure.StringToInt64HookFunc(),
 			mapstructure.StringToBoolHookFunc(),
@@ -177,4 +185,28 @@ func listHook(from, to reflect.Type, data any) (any, error) {
 		items[i] = strings.TrimSpace(items[i])
 	}
 	return items, nil
+}
+
+var serverType = reflect.TypeFor[OpenCodeServer]()
+
+// serversHook lets an OpenCode server be given by its URL alone: a string item in a file's list,
+// or a comma-separated list of URLs in HEIRLOOM_ADAPTERS__OPENCODE__SERVERS.
+func serversHook(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String {
+		return data, nil
+	}
+	s := strings.TrimSpace(reflect.ValueOf(data).String())
+	switch to {
+	case serverType:
+		return map[string]any{"url": s}, nil
+	case reflect.SliceOf(serverType):
+		var out []map[string]any
+		for _, u := range strings.Split(s, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				out = append(out, map[string]any{"url": u})
+			}
+		}
+		return out, nil
+	}
+	return data, nil
 }

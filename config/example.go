@@ -30,6 +30,11 @@ var docs = map[string]string{
 	"adapters.claude_code.max_context_chars": "Cap on the context returned to one hook, 500..10000.",
 	"adapters.claude_code.transcript_roots":  "Directories transcripts may be read from (absolute, or starting with ~/).",
 	"adapters.claude_code.max_read_bytes":    "Cap on transcript bytes read per hook call.",
+	"adapters.opencode":                      "OpenCode.",
+	"adapters.opencode.servers":              "OpenCode servers to follow: URLs, or {url, password, directory} items.",
+
+	"spawn":           "What sub-agents may do.",
+	"spawn.max_depth": "How deep sub-agents may nest (checked by the OpenCode plugin); 0 for no limit.",
 }
 
 // commentedOut are keys Example shows as comments: data_dir because its

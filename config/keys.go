@@ -136,6 +136,19 @@ func formatValue(v any) string {
 			q[i] = strconv.Quote(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
+	case []OpenCodeServer:
+		q := make([]string, len(v))
+		for i, srv := range v {
+			q[i] = "{url: " + strconv.Quote(srv.URL)
+			if srv.Password != "" {
+				q[i] += `, password: "(set)"`
+			}
+			if srv.Directory != "" {
+				q[i] += ", directory: " + strconv.Quote(srv.Directory)
+			}
+			q[i] += "}"
+		}
+		return "[" + strings.Join(q, ", ") + "]"
 	default:
 		return fmt.Sprint(v)
 	}

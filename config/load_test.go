@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 14; got != want {
+	if got, want := len(l.Origins), 16; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -126,11 +126,15 @@ func TestLoad_Testdata(t *testing.T) {
 				ShutdownTimeout: 10 * time.Second,
 			},
 			Inherit: config.Inherit{Enabled: false, TailChars: 0},
+			Spawn:   config.Spawn{MaxDepth: 2},
 			Adapters: config.Adapters{ClaudeCode: config.ClaudeCode{
 				MaxContextChars: 8000,
 				TranscriptRoots: []string{home + "/.claude/projects", "/var/lib/claude/projects"},
 				MaxReadBytes:    2 << 20,
-			}},
+			}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{
+				{URL: "http://127.0.0.1:4096", Password: "pw", Directory: "/srv/app"},
+				{URL: "http://127.0.0.1:4097"},
+			}}},
 		}},
 		{"partial.yaml", partial},
 		{"empty.yaml", def},

@@ -26,6 +26,7 @@ func TestLoaded_WriteTo(t *testing.T) {
 	want := `adapters.claude_code.max_context_chars: 9500  # default
 adapters.claude_code.max_read_bytes: 4194304  # default
 adapters.claude_code.transcript_roots: ["/home/u/.claude/projects"]  # default
+adapters.opencode.servers: []  # default
 data_dir: "/home/u/.local/share/heirloom"  # default
 inherit.enabled: true  # default
 inherit.tail_chars: 10  # flag --inherit-tail-chars
@@ -36,6 +37,7 @@ scope: "default"  # default
 server.hook_timeout: "1s"  # default
 server.max_body_bytes: 8388608  # default
 server.shutdown_timeout: "5s"  # default
+spawn.max_depth: 0  # default
 token: (set)  # env HEIRLOOM_TOKEN
 `
 	if got := b.String(); got != want {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -86,6 +87,14 @@ func (c *Config) problems() []*Error {
 	}
 	if cc.MaxReadBytes <= 0 {
 		bad("adapters.claude_code.max_read_bytes", cc.MaxReadBytes, "must be greater than 0")
+	}
+	for _, srv := range c.Adapters.OpenCode.Servers {
+		if u, err := url.Parse(srv.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("adapters.opencode.servers", srv.URL, "is not an http(s) URL with a host")
+		}
+	}
+	if c.Spawn.MaxDepth < 0 {
+		bad("spawn.max_depth", c.Spawn.MaxDepth, "must not be negative")
 	}
 	return errs
 }

@@ -32,6 +32,9 @@ func (s *Server) inheritFor(ctx context.Context, h harness, parentID string) (st
 	if err != nil {
 		return "", err
 	}
+	if s.Inherit.TailChars == 0 {
+		tail = nil // configured off: constraints still come from the objective
+	}
 	prompts := []string{parent.Objective}
 	for _, t := range tail {
 		if t.Role == "user" {

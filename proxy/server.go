@@ -67,7 +67,7 @@ type Server struct {
 // Inherit configures the inherited block.
 type Inherit struct {
 	Enabled   bool // false: sub-agents get no inherited block (heirloom still records)
-	TailChars int  // budget of the parent's transcript tail in the block; zero means 3000
+	TailChars int  // budget of the parent's transcript tail in the block; zero: no tail
 }
 
 // NewServer returns a Server with defaults set; the caller fills in Store and Scope.
@@ -108,7 +108,7 @@ func (s *Server) Open() error {
 	if s.MaxReadBytes <= 0 {
 		s.MaxReadBytes = 4 << 20
 	}
-	if s.Inherit.TailChars <= 0 {
+	if s.Inherit.TailChars < 0 {
 		s.Inherit.TailChars = 3000
 	}
 	if s.MaxContextChars <= 0 {
