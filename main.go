@@ -21,6 +21,7 @@ Usage:
   heirloom hook claude-code           command-hook shim: hook JSON on stdin, reply on stdout
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom runs [flags]               list sub-agent runs, newest first
+  heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --dry-run)
   heirloom config show [flags]        print the effective configuration and where each value came from
   heirloom config example             print a commented example config file
   heirloom version                    print the version
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&RunsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "config":
 		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout}).Run(ctx, args[1:]))
+	case "install":
+		return exitCode(stderr, (&InstallCommand{Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "heirloom", version())
 		return 0

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
@@ -103,8 +104,14 @@ func resultEv(tr tree, sid, toolUseID, agentID, text string) map[string]any {
 		"tool_response": map[string]any{"status": "completed", "agentId": agentID, "content": []any{map[string]any{"type": "text", "text": text}}, "totalTokens": 1234, "totalDurationMs": 5678}})
 }
 
+// openEngine opens a server reading transcripts under tr. Its SubagentStart waits only briefly
+// for spawning turns (tests that write none would otherwise wait the full bound each time);
+// TestSpawnRecordAwaited sets the real bound.
 func openEngine(t *testing.T, tr tree) *proxy.Server {
-	return MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root} })
+	return MustOpenServer(t, func(s *proxy.Server) {
+		s.TranscriptRoots = []string{tr.root}
+		s.SpawnRecordWait = 5 * time.Millisecond
+	})
 }
 
 func mustSession(t *testing.T, s *proxy.Server, id string) kv.Session {
@@ -335,4 +342,53 @@ func TestIngest(t *testing.T) {
 			t.Fatalf("with a 300-byte cap: got turns %v, want the oversized record skipped and the rest read", ids)
 		}
 	})
+}
+
+func toolUseLine(uuid, toolUseID, text string) string {
+	return fmt.Sprintf(`{"type":"assistant","uuid":%q,"timestamp":"2026-11-01T10:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":%q},{"type":"tool_use","id":%q,"name":"Agent","input":{"prompt":"x","subagent_type":"Explore"}}]}}`, uuid, text, toolUseID)
+}
+
+// Claude Code writes its transcript asynchronously: the spawning turn can land after the
+// sub-agent started. SubagentStart waits for it (boundedly) so the tail holds the parent's latest
+// work.
+func TestSpawnRecordAwaited(t *testing.T) {
+	tr := newTree(t, "S")
+	s := MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root}; s.SpawnRecordWait = 2 * time.Second })
+	appendLines(t, tr.transcript, userLine("u1", "Port the parser."))
+	hook(t, s, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	hook(t, s, spawnEv(tr, "S", "toolu_late", "Explore", "find callers", ""))
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		appendLines(t, tr.transcript, toolUseLine("a1", "toolu_late", "LATE-TURN: delegating the search."))
+	}()
+	got := hook(t, s, startEv(tr, "S", "agent1", "Explore"))
+	if !strings.Contains(got, "LATE-TURN") {
+		t.Fatalf("the inherited tail lacks the spawning turn written after SubagentStart arrived:\n%s", got)
+	}
+}
+
+// The last candidate left after a guess is a guess too: the earlier guess may have taken its
+// spawn. Both are corrected by the results.
+func TestPairingByEliminationIsProvisional(t *testing.T) {
+	tr := newTree(t, "S")
+	s := openEngine(t, tr)
+	hook(t, s, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "root objective"}))
+	hook(t, s, spawnEv(tr, "S", "toolu_a1", "general-purpose", "middle task", ""))
+	hook(t, s, startEv(tr, "S", "a1", "general-purpose"))
+	hook(t, s, spawnEv(tr, "S", "toolu_B", "Explore", "task B from root", ""))
+	hook(t, s, spawnEv(tr, "S", "toolu_C", "Explore", "task C from a1", "a1"))
+	hook(t, s, startEv(tr, "S", "a2", "Explore")) // guessed: B (truly C's)
+	hook(t, s, startEv(tr, "S", "a3", "Explore")) // by elimination: C (truly B's)
+	if c := mustRun(t, s, "toolu_C"); c.ChildID != "S:a3" || !c.Provisional {
+		t.Fatalf("pairing by elimination after a guess: got %+v, want provisional", c)
+	}
+	hook(t, s, resultEv(tr, "S", "toolu_C", "a2", "C done"))
+	hook(t, s, resultEv(tr, "S", "toolu_B", "a3", "B done"))
+	b, c := mustRun(t, s, "toolu_B"), mustRun(t, s, "toolu_C")
+	if b.ChildID != "S:a3" || b.Provisional || c.ChildID != "S:a2" || c.Provisional {
+		t.Fatalf("after results: B %+v, C %+v", b, c)
+	}
+	if a2, a3 := mustSession(t, s, "S:a2"), mustSession(t, s, "S:a3"); a2.ParentID != "S:a1" || a3.ParentID != "S" || a2.Depth != 2 || a3.Depth != 1 {
+		t.Fatalf("parents after correction: a2 %q/%d, a3 %q/%d", a2.ParentID, a2.Depth, a3.ParentID, a3.Depth)
+	}
 }

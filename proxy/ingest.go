@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -119,4 +121,61 @@ func (s *Server) readSmallFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+// Bounds of awaitSpawnRecord (its longest wait is Server.SpawnRecordWait).
+const (
+	spawnRecordPoll  = 20 * time.Millisecond // how often it looks
+	spawnRecordTailB = 256 << 10             // how much of the transcript's end it searches
+)
+
+// awaitSpawnRecord waits, briefly and boundedly, until the parent's transcript holds the
+// spawning tool call toolUseID. Claude Code writes transcripts asynchronously: a sub-agent can
+// start before its parent's file shows the turn that spawned it, or before the file exists, and
+// the inherited tail would then miss the parent's latest work. In a session whose writes have
+// caught up, the first look finds the record and nothing waits.
+func (s *Server) awaitSpawnRecord(ctx context.Context, parent kv.Session, toolUseID string) {
+	if parent.Transcript.Path == "" || toolUseID == "" {
+		return
+	}
+	path, err := s.allowedPath(parent.Transcript.Path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	deadline := time.Now().Add(s.SpawnRecordWait)
+	needle := []byte(`"` + toolUseID + `"`)
+	for {
+		if path == "" {
+			path, _ = s.allowedPath(parent.Transcript.Path)
+		}
+		if path != "" && tailContains(path, needle) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.Logger.Debug("spawn not in the parent's transcript yet; inheriting what is there", "parent", parent.ID, "spawn", toolUseID)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(spawnRecordPoll):
+		}
+	}
+}
+
+// tailContains reports whether the last spawnRecordTailB bytes of the file at path hold needle.
+func tailContains(path string, needle []byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	off := max(fi.Size()-spawnRecordTailB, 0)
+	buf := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	return bytes.Contains(buf[:n], needle)
 }

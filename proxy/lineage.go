@@ -120,6 +120,7 @@ func (s *Server) subagentStart(ctx context.Context, h harness, ev adapters.Event
 		if err != nil {
 			return "", fmt.Errorf("pair sub-agent %s with spawn %s: %w", id, run.ID, err)
 		}
+		s.awaitSpawnRecord(ctx, parent, run.ID)
 	}
 	return s.inheritFor(ctx, h, parentID)
 }
@@ -137,7 +138,8 @@ func applyRun(c *kv.Session, parent kv.Session, run *kv.Run) {
 
 // pickSpawn chooses the pending spawn a starting sub-agent pairs with (DESIGN §1): the oldest
 // unpaired spawn of the session with the sub-agent's type. provisional says the choice was among
-// several candidates, so the parent (different issuers) or the task (same issuer) may be wrong.
+// several candidates, or is the last one left after an earlier guess of the same type, so the
+// parent (different issuers) or the task (same issuer) may be wrong.
 // It returns nil when no spawn matches.
 func (s *Server) pickSpawn(ctx context.Context, ev adapters.Event) (run *kv.Run, provisional bool, err error) {
 	pending, err := s.Store.PendingRuns(ctx, s.Scope, ev.SessionID)
@@ -153,7 +155,21 @@ func (s *Server) pickSpawn(ctx context.Context, ev adapters.Event) (run *kv.Run,
 	if len(candidates) == 0 {
 		return nil, false, nil
 	}
-	return &candidates[0], len(candidates) > 1, nil
+	if len(candidates) > 1 {
+		return &candidates[0], true, nil
+	}
+	// One candidate left is certain only if no earlier sub-agent of this type was paired by
+	// guess: that guess may have taken this sub-agent's spawn, leaving the wrong one here.
+	guessed, err := s.Store.ListRuns(ctx, s.Scope, kv.RunFilter{RootID: ev.SessionID, Status: kv.RunRunning})
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range guessed {
+		if r.Provisional && r.Type == ev.AgentType {
+			return &candidates[0], true, nil
+		}
+	}
+	return &candidates[0], false, nil
 }
 
 // inferRoot finds the parent of a sub-agent whose payload names none (older harness versions):

@@ -46,6 +46,10 @@ type Server struct {
 	MaxReadBytes int64
 	// Inherit configures the inherited block handed to a starting sub-agent.
 	Inherit Inherit
+	// SpawnRecordWait bounds how long a SubagentStart waits for the spawning turn to reach the
+	// parent's transcript (Claude Code writes it asynchronously). Zero means 400ms; negative,
+	// no wait.
+	SpawnRecordWait time.Duration
 	// MaxSpawnDepth, when positive, is how deep sub-agents may nest: a spawn check for a session
 	// at that depth is refused. Zero means no limit.
 	MaxSpawnDepth int
@@ -107,6 +111,9 @@ func (s *Server) Open() error {
 	}
 	if s.MaxReadBytes <= 0 {
 		s.MaxReadBytes = 4 << 20
+	}
+	if s.SpawnRecordWait == 0 {
+		s.SpawnRecordWait = 400 * time.Millisecond
 	}
 	if s.Inherit.TailChars < 0 {
 		s.Inherit.TailChars = 3000

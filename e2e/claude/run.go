@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -119,6 +120,50 @@ func Env(home, baseURL string) map[string]string {
 // killing the process group). It skips tb when the binary is absent (Bin).
 func Run(tb testing.TB, ctx context.Context, opts Options) Result {
 	tb.Helper()
+	return RunConcurrently(tb, ctx, opts)[0]
+}
+
+// RunConcurrently starts one run per element of opts, all at once, waits
+// for every one to exit and returns their results in the order of opts. Each
+// run behaves as Run; tb is failed or skipped only from the calling
+// goroutine, after all runs have ended. Runs that share a Home share its
+// settings.json: give them the same Settings (or nil after the first).
+func RunConcurrently(tb testing.TB, ctx context.Context, opts ...Options) []Result {
+	tb.Helper()
+	runs := make([]*run, len(opts))
+	for i, o := range opts {
+		runs[i] = prepare(tb, ctx, o)
+		defer runs[i].cancel()
+	}
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(r.exec)
+	}
+	wg.Wait()
+	out := make([]Result, len(runs))
+	for i, r := range runs {
+		out[i] = r.finish(tb)
+	}
+	return out
+}
+
+// run is one prepared `claude -p` process.
+type run struct {
+	bin    string
+	prompt string
+	cmd    *exec.Cmd
+	ctx    context.Context // bounded by the run's timeout
+	cancel context.CancelFunc
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	res    Result
+	err    error // from cmd.Run
+}
+
+// prepare checks opts, writes the settings and builds the command. It calls
+// tb only from the calling goroutine.
+func prepare(tb testing.TB, ctx context.Context, opts Options) *run {
+	tb.Helper()
 	bin := Bin(tb)
 	if opts.BaseURL == "" {
 		tb.Fatal("claude.Run: Options.BaseURL is required")
@@ -126,14 +171,14 @@ func Run(tb testing.TB, ctx context.Context, opts Options) Result {
 	if strings.HasPrefix(opts.Prompt, "-") {
 		tb.Fatalf("claude.Run: prompt %q starts with '-'", opts.Prompt)
 	}
-	res := Result{Home: opts.Home, Dir: opts.Dir}
-	if res.Home == "" {
-		res.Home = tb.TempDir()
+	r := &run{bin: bin, prompt: opts.Prompt, res: Result{Home: opts.Home, Dir: opts.Dir}}
+	if r.res.Home == "" {
+		r.res.Home = tb.TempDir()
 	}
-	if res.Dir == "" {
-		res.Dir = tb.TempDir()
+	if r.res.Dir == "" {
+		r.res.Dir = tb.TempDir()
 	}
-	if err := writeSettings(res.Home, opts.Settings); err != nil {
+	if err := writeSettings(r.res.Home, opts.Settings); err != nil {
 		tb.Fatal(err)
 	}
 	tmp := tempDir(tb)
@@ -145,7 +190,7 @@ func Run(tb testing.TB, ctx context.Context, opts Options) Result {
 	args = append(args, opts.Args...)
 	args = append(args, opts.Prompt)
 
-	env := Env(res.Home, opts.BaseURL)
+	env := Env(r.res.Home, opts.BaseURL)
 	env["TMPDIR"], env["CLAUDE_CODE_TMPDIR"] = tmp, tmp
 	for k, v := range opts.Env {
 		if v == "" {
@@ -159,34 +204,44 @@ func Run(tb testing.TB, ctx context.Context, opts Options) Result {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	r.ctx, r.cancel = context.WithTimeout(ctx, timeout)
 
-	cmd := exec.CommandContext(runCtx, bin, args...)
-	cmd.Dir = res.Dir
-	cmd.Env = environ(env)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	startGroup(cmd)
+	r.cmd = exec.CommandContext(r.ctx, bin, args...)
+	r.cmd.Dir = r.res.Dir
+	r.cmd.Env = environ(env)
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	startGroup(r.cmd)
+	return r
+}
 
+// exec runs the process to its end. It touches no testing.TB, so it may run
+// on any goroutine.
+func (r *run) exec() {
 	start := time.Now()
-	err := cmd.Run()
-	res.Duration = time.Since(start)
-	killGroup(cmd) // hooks may leave children behind
-	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	r.err = r.cmd.Run()
+	r.res.Duration = time.Since(start)
+	killGroup(r.cmd) // hooks may leave children behind
+}
 
-	if runCtx.Err() != nil {
-		tb.Fatalf("claude -p %q: %v after %v (process group killed)\nstderr:\n%s", opts.Prompt, context.Cause(runCtx), res.Duration.Round(time.Millisecond), tail(res.Stderr))
+// finish turns the ended process into a Result, failing tb as Run documents.
+func (r *run) finish(tb testing.TB) Result {
+	tb.Helper()
+	defer r.cancel()
+	res := r.res
+	res.Stdout, res.Stderr = r.stdout.String(), r.stderr.String()
+
+	if r.ctx.Err() != nil {
+		tb.Fatalf("claude -p %q: %v after %v (process group killed)\nstderr:\n%s", r.prompt, context.Cause(r.ctx), res.Duration.Round(time.Millisecond), tail(res.Stderr))
 	}
 	var exitErr *exec.ExitError
 	switch {
-	case errors.As(err, &exitErr):
+	case errors.As(r.err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
-	case err != nil:
-		tb.Fatalf("run %s: %v", bin, err)
+	case r.err != nil:
+		tb.Fatalf("run %s: %v", r.bin, r.err)
 	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	tb.Logf("claude -p %q: exit %d in %v (cpu %v)", opts.Prompt, res.ExitCode, res.Duration.Round(time.Millisecond), cpu.Round(time.Millisecond))
+	cpu := r.cmd.ProcessState.UserTime() + r.cmd.ProcessState.SystemTime()
+	tb.Logf("claude -p %q: exit %d in %v (cpu %v)", r.prompt, res.ExitCode, res.Duration.Round(time.Millisecond), cpu.Round(time.Millisecond))
 
 	var out struct {
 		SessionID string `json:"session_id"`
@@ -194,7 +249,7 @@ func Run(tb testing.TB, ctx context.Context, opts Options) Result {
 		IsError   bool   `json:"is_error"`
 		NumTurns  int    `json:"num_turns"`
 	}
-	if json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out) == nil {
+	if json.Unmarshal(bytes.TrimSpace(r.stdout.Bytes()), &out) == nil {
 		res.SessionID, res.Text, res.IsError, res.NumTurns = out.SessionID, out.Result, out.IsError, out.NumTurns
 	}
 	if res.SessionID != "" {

@@ -1,0 +1,209 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// hookEvents are the events heirloom's shim is installed for, with their matcher ("" = every
+// tool or source). Only spawning tool calls matter among Pre/PostToolUse.
+var hookEvents = []struct{ event, matcher string }{
+	{EventSessionStart, ""},
+	{EventUserPromptSubmit, ""},
+	{EventPreToolUse, ToolAgent + "|" + ToolTask},
+	{EventPostToolUse, ToolAgent + "|" + ToolTask},
+	{EventSubagentStart, ""},
+	{EventSubagentStop, ""},
+	{EventPreCompact, ""},
+	{EventStop, ""},
+	{EventSessionEnd, ""},
+}
+
+// shimMarker identifies heirloom's own hook entries in a settings file, whatever path the
+// binary was installed at.
+const shimMarker = "hook claude-code"
+
+// InstallOptions says where and how to install heirloom's hooks.
+type InstallOptions struct {
+	// SettingsPath is the settings file to change (~/.claude/settings.json, or a project's
+	// .claude/settings.json). Required. A missing file is created.
+	SettingsPath string
+	// Command is the hook command to install, e.g. "/usr/local/bin/heirloom hook claude-code".
+	// Required; it must contain "hook claude-code".
+	Command string
+	// DryRun computes the change without writing anything.
+	DryRun bool
+	// Now stamps the backup's name. Nil means time.Now.
+	Now func() time.Time
+}
+
+// InstallResult says what Install did (or, with DryRun, would do).
+type InstallResult struct {
+	Path    string // the settings file
+	Changed bool   // false: heirloom's hooks were already installed exactly so
+	Backup  string // the copy of the previous file; "" when none was made
+	Before  []byte // the file's content before (nil when it did not exist)
+	After   []byte // the content written (or that would be written)
+}
+
+// Install adds heirloom's command hook for every event it uses to a Claude Code settings file,
+// keeping every other setting and every other hook. It is idempotent: heirloom's existing entries
+// (recognised by "hook claude-code" in their command) are replaced in place, never duplicated.
+// An existing file that changes is first copied to <file>.bak-<time>. A file that is not a JSON
+// object is an error and is left untouched.
+func Install(opts InstallOptions) (InstallResult, error) {
+	res := InstallResult{Path: opts.SettingsPath}
+	if opts.SettingsPath == "" || !strings.Contains(opts.Command, shimMarker) {
+		return res, fmt.Errorf("install claude-code: settings path and a command containing %q are required", shimMarker)
+	}
+	before, err := os.ReadFile(opts.SettingsPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("read %s: %w", opts.SettingsPath, err)
+	}
+	res.Before = before
+	settings := map[string]any{}
+	if len(bytes.TrimSpace(before)) > 0 {
+		if err := json.Unmarshal(before, &settings); err != nil {
+			return res, fmt.Errorf("%s is not a JSON object; fix or move it first: %w", opts.SettingsPath, err)
+		}
+	}
+	if err := mergeHooks(settings, opts.Command); err != nil {
+		return res, fmt.Errorf("%s: %w", opts.SettingsPath, err)
+	}
+	after, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return res, err
+	}
+	res.After = append(after, '\n')
+	if before != nil && jsonEqual(before, res.After) {
+		return res, nil
+	}
+	res.Changed = true
+	if opts.DryRun {
+		return res, nil
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	mode := fs.FileMode(0o600)
+	if before != nil {
+		if fi, err := os.Stat(opts.SettingsPath); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		res.Backup = opts.SettingsPath + ".bak-" + now().UTC().Format("20060102T150405Z")
+		if err := os.WriteFile(res.Backup, before, mode); err != nil {
+			return res, fmt.Errorf("back up %s: %w", opts.SettingsPath, err)
+		}
+	}
+	if err := writeAtomic(opts.SettingsPath, res.After, mode); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// mergeHooks puts one heirloom hook group per event into settings["hooks"], replacing heirloom's
+// previous entries and keeping everything else.
+func mergeHooks(settings map[string]any, command string) error {
+	hooks, _ := settings["hooks"].(map[string]any)
+	if settings["hooks"] != nil && hooks == nil {
+		return errors.New(`"hooks" is not an object`)
+	}
+	if hooks == nil {
+		hooks = map[string]any{}
+	}
+	for _, he := range hookEvents {
+		groups, _ := hooks[he.event].([]any)
+		if hooks[he.event] != nil && groups == nil {
+			return fmt.Errorf("hooks.%s is not a list", he.event)
+		}
+		ours := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}}
+		if he.matcher != "" {
+			ours["matcher"] = he.matcher
+		}
+		kept := make([]any, 0, len(groups)+1)
+		placed := false
+		for _, g := range groups {
+			if isOurs(g) {
+				if !placed {
+					kept = append(kept, ours)
+					placed = true
+				}
+				continue
+			}
+			kept = append(kept, g)
+		}
+		if !placed {
+			kept = append(kept, ours)
+		}
+		hooks[he.event] = kept
+	}
+	settings["hooks"] = hooks
+	return nil
+}
+
+// isOurs reports whether a hook group is one heirloom installed: every hook in it runs the shim.
+func isOurs(group any) bool {
+	g, ok := group.(map[string]any)
+	if !ok {
+		return false
+	}
+	hs, ok := g["hooks"].([]any)
+	if !ok || len(hs) == 0 {
+		return false
+	}
+	for _, h := range hs {
+		m, ok := h.(map[string]any)
+		cmd, _ := m["command"].(string)
+		if !ok || !strings.Contains(cmd, shimMarker) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonEqual reports whether a and b hold the same JSON value.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+// writeAtomic writes data to path through a temporary file in the same directory and a rename, so
+// a crash never leaves a half-written settings file.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

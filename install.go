@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+)
+
+// InstallCommand is `heirloom install <harness>`: it writes the harness configuration that
+// points the harness at heirloom, idempotently, keeping the user's other settings and a backup.
+type InstallCommand struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// installHarnesses lists what `install` can set up, for its usage text.
+const installUsage = "usage: heirloom install claude-code [--project DIR] [--settings FILE] [--command CMD] [--dry-run]"
+
+// Run installs for the harness named by args[0].
+func (c *InstallCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(c.Stderr, installUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "claude-code":
+		return c.claudeCode(args[1:])
+	default:
+		fmt.Fprintf(c.Stderr, "heirloom install: unknown harness %q\n%s\n", args[0], installUsage)
+		return errUsage
+	}
+}
+
+// claudeCode adds heirloom's command hooks to a Claude Code settings file.
+func (c *InstallCommand) claudeCode(args []string) error {
+	fs := flag.NewFlagSet("install claude-code", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	project := fs.String("project", "", "install into DIR/.claude/settings.json (default: the user's ~/.claude/settings.json)")
+	settings := fs.String("settings", "", "install into this settings file")
+	command := fs.String("command", "", "hook command (default: this binary's path + \" hook claude-code\")")
+	dryRun := fs.Bool("dry-run", false, "print the settings file that would be written; change nothing")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return errUsage
+	}
+	path := *settings
+	switch {
+	case path != "" && *project != "":
+		return errors.New("install claude-code: give --project or --settings, not both")
+	case *project != "":
+		path = filepath.Join(*project, ".claude", "settings.json")
+	case path == "":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("install claude-code: no home directory: %w", err)
+		}
+		path = filepath.Join(home, ".claude", "settings.json")
+	}
+	cmd := *command
+	if cmd == "" {
+		cmd = selfCommand() + " hook claude-code"
+	}
+	res, err := claudecode.Install(claudecode.InstallOptions{SettingsPath: path, Command: cmd, DryRun: *dryRun})
+	if err != nil {
+		return err
+	}
+	switch {
+	case *dryRun && res.Changed:
+		fmt.Fprintf(c.Stdout, "Would write %s:\n%s", path, res.After)
+	case !res.Changed:
+		fmt.Fprintf(c.Stdout, "heirloom's hooks are already installed in %s\n", path)
+	case res.Backup != "":
+		fmt.Fprintf(c.Stdout, "Installed heirloom's hooks in %s (previous file kept as %s)\n", path, res.Backup)
+	default:
+		fmt.Fprintf(c.Stdout, "Installed heirloom's hooks in %s\n", path)
+	}
+	if !*dryRun {
+		fmt.Fprintln(c.Stdout, "Start the sidecar with `heirloom serve`; the hooks reply {} and never block Claude Code while it is down.")
+	}
+	return nil
+}
+
+// selfCommand is how a hook should run this binary: its absolute path, unless it is a temporary
+// build (go run), in which case the plain name from PATH.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil || strings.Contains(exe, "go-build") || strings.ContainsAny(exe, " \t\"'") {
+		return "heirloom"
+	}
+	return exe
+}
