@@ -14,11 +14,12 @@ const module = "github.com/heirloom-dev/heirloom"
 var allowedInternal = map[string][]string{
 	"adapters":            {},
 	"adapters/claudecode": {"adapters"},
+	"adapters/opencode":   {"adapters"},
 	"kv":                  {},
 	"config":              {},
 	"inject":              {"kv"},
 	"proxy":               {"adapters", "kv", "inject"},
-	"":                    {"adapters", "adapters/claudecode", "config", "kv", "inject", "proxy"},
+	"":                    {"adapters", "adapters/claudecode", "adapters/opencode", "config", "kv", "inject", "proxy"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
@@ -29,6 +30,7 @@ var outsideHome = map[string][]string{
 	"github.com/go-viper/mapstructure": {"config"},
 	"github.com/hashicorp/go-hclog":    {"", "proxy"},
 	"github.com/mattn/go-isatty":       {""},
+	"github.com/r3labs/sse":            {"adapters/opencode"},
 }
 
 // TestImportRules fails on a forbidden import edge between packages, or an outside library
