@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/config"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
@@ -35,6 +36,7 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	m := NewMain(loaded.Config, c.Stderr)
+	m.OpenCodePassword = lookup(c.Env, "OPENCODE_SERVER_PASSWORD", "")
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
@@ -52,6 +54,11 @@ type Main struct {
 	Logger hclog.Logger
 	Store  *kv.Store
 	Server *proxy.Server
+	// OpenCode follows each configured OpenCode server's event stream into Server.
+	OpenCode []*opencode.Client
+	// OpenCodePassword is used for OpenCode servers configured without a password
+	// (OPENCODE_SERVER_PASSWORD).
+	OpenCodePassword string
 }
 
 // NewMain builds the sidecar from cfg, logging to logOut.
@@ -85,13 +92,33 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Server = srv
-	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope)
+	for _, oc := range cfg.Adapters.OpenCode.Servers {
+		client := opencode.NewClient(oc.URL, srv)
+		client.Password, client.Directory = oc.Password, oc.Directory
+		if client.Password == "" {
+			client.Password = m.OpenCodePassword
+		}
+		logger := m.Logger.Named("opencode").With("server", oc.URL)
+		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+		if err := client.Open(ctx); err != nil {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
+			defer cancel()
+			return errors.Join(fmt.Errorf("follow OpenCode server %s: %w", oc.URL, err), m.Close(closeCtx))
+		}
+		m.OpenCode = append(m.OpenCode, client)
+	}
+	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope, "opencode_servers", len(m.OpenCode))
 	return nil
 }
 
-// Close stops the server (in-flight requests get until ctx ends) and then closes the store.
+// Close stops following OpenCode, stops the server (in-flight requests get until ctx ends) and
+// then closes the store.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
+	for _, c := range m.OpenCode {
+		errs = append(errs, c.Close())
+	}
+	m.OpenCode = nil
 	if m.Server != nil {
 		errs = append(errs, m.Server.Close(ctx))
 	}
