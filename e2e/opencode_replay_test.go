@@ -136,4 +136,3 @@ func TestOpenCodeReplay(t *testing.T) {
 		t.Errorf("inject for the child: %d %s", resp.StatusCode, body.String())
 	}
 }
-

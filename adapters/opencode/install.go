@@ -1,0 +1,336 @@
+package opencode
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// PluginFile is the file name of heirloom's OpenCode plugin.
+const PluginFile = "heirloom.ts"
+
+//go:embed plugin/heirloom.ts
+var pluginSource []byte
+
+// PluginSource returns the plugin that Install writes: a copy of
+// plugin/heirloom.ts as embedded in the binary.
+func PluginSource() []byte { return bytes.Clone(pluginSource) }
+
+// InstallOptions says where Install writes the plugin.
+type InstallOptions struct {
+	// Project, when set, installs for one project: the plugin goes to
+	// Project/.opencode/plugin/heirloom.ts. The directory must exist.
+	Project string
+	// Global is the global plugin dir used when Project is empty; "" means
+	// OpenCode's: ConfigHome/opencode/plugin.
+	Global string
+	// Home is the user's home directory; "" means os.UserHomeDir.
+	Home string
+	// ConfigHome is the XDG config home ($XDG_CONFIG_HOME); "" means
+	// Home/.config, as OpenCode has it.
+	ConfigHome string
+	// DryRun reports what would change on Out and writes nothing.
+	DryRun bool
+	// Out receives one line per action taken, and with DryRun the change
+	// as a unified diff; nil discards it.
+	Out io.Writer
+}
+
+// InstallAction is what Install did (or, with DryRun, would do).
+type InstallAction string
+
+// The actions of InstallResult.Action.
+const (
+	// InstallCreated: there was no plugin file; it was written.
+	InstallCreated InstallAction = "created"
+	// InstallUpdated: a different file was there; it was backed up, then
+	// replaced.
+	InstallUpdated InstallAction = "updated"
+	// InstallUnchanged: the file already holds this plugin; nothing was
+	// written.
+	InstallUnchanged InstallAction = "unchanged"
+)
+
+// InstallResult says what Install did.
+type InstallResult struct {
+	// Path is the plugin file.
+	Path   string
+	Action InstallAction
+	// Backup is where the replaced file was copied (Path + ".bak-" + a UTC
+	// timestamp: a name OpenCode does not load as a plugin); "" unless
+	// Action is InstallUpdated and DryRun is false.
+	Backup string
+	DryRun bool
+}
+
+// Install writes heirloom's plugin where OpenCode loads it: a project's
+// .opencode/plugin/ or the global plugin dir (see InstallOptions).
+// OpenCode loads plugins when its server starts, so a running server needs
+// a restart to pick it up.
+//
+// It is idempotent: a file that already holds the plugin is left alone. A
+// different file is copied to a backup first and then replaced; the new
+// file is written to a temp file and renamed into place, so OpenCode never
+// sees half a plugin. With DryRun nothing is written and Out gets the diff.
+// Errors name the path involved.
+func Install(opts InstallOptions) (InstallResult, error) {
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	dir, err := pluginDir(opts)
+	if err != nil {
+		return InstallResult{}, err
+	}
+	res := InstallResult{Path: filepath.Join(dir, PluginFile), DryRun: opts.DryRun}
+
+	old, err := os.ReadFile(res.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		res.Action = InstallCreated
+	case err != nil:
+		return res, fmt.Errorf("read installed plugin: %w", err)
+	case bytes.Equal(old, pluginSource):
+		res.Action = InstallUnchanged
+		fmt.Fprintf(out, "opencode: plugin already installed at %s\n", res.Path)
+		return res, nil
+	default:
+		res.Action = InstallUpdated
+	}
+	if other := filepath.Join(filepath.Dir(dir), "plugins", PluginFile); isFile(other) {
+		fmt.Fprintf(out, "opencode: note: %s also exists; OpenCode loads both (the plugin pushes each text once)\n", other)
+	}
+
+	if opts.DryRun {
+		fmt.Fprintf(out, "opencode: would %s %s\n", map[InstallAction]string{InstallCreated: "create", InstallUpdated: "back up and replace"}[res.Action], res.Path)
+		writeUnifiedDiff(out, res.Path, old, pluginSource)
+		return res, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("create plugin dir: %w", err)
+	}
+	if res.Action == InstallUpdated {
+		if res.Backup, err = backupPlugin(res.Path, old); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(out, "opencode: backed up %s to %s\n", res.Path, res.Backup)
+	}
+	if err := writePlugin(res.Path, pluginSource); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(out, "opencode: %s plugin at %s\n", map[InstallAction]string{InstallCreated: "installed", InstallUpdated: "updated"}[res.Action], res.Path)
+	return res, nil
+}
+
+// pluginDir returns the directory Install writes to.
+func pluginDir(opts InstallOptions) (string, error) {
+	if opts.Project != "" {
+		fi, err := os.Stat(opts.Project)
+		if err != nil {
+			return "", fmt.Errorf("project dir: %w", err)
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("project dir %s: not a directory", opts.Project)
+		}
+		abs, err := filepath.Abs(opts.Project)
+		if err != nil {
+			return "", fmt.Errorf("project dir %s: %w", opts.Project, err)
+		}
+		return filepath.Join(abs, ".opencode", "plugin"), nil
+	}
+	if opts.Global != "" {
+		return opts.Global, nil
+	}
+	config := opts.ConfigHome
+	if config == "" {
+		home := opts.Home
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("find the global opencode plugin dir: %w", err)
+			}
+			home = h
+		}
+		config = filepath.Join(home, ".config")
+	}
+	return filepath.Join(config, "opencode", "plugin"), nil
+}
+
+// backupPlugin copies data, the current content of path, to a new file beside it
+// named path.bak-<UTC timestamp>[.N] and returns its name. The suffix keeps
+// OpenCode from loading it: only *.ts and *.js files in a plugin dir load.
+func backupPlugin(path string, data []byte) (string, error) {
+	base := path + ".bak-" + time.Now().UTC().Format("20060102T150405Z")
+	for i := 0; i < 100; i++ {
+		name := base
+		if i > 0 {
+			name = fmt.Sprintf("%s.%d", base, i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("back up plugin: %w", err)
+		}
+		_, werr := f.Write(data)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", fmt.Errorf("back up plugin to %s: %w", name, werr)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("back up plugin %s: too many backups this second", path)
+}
+
+// writePlugin writes data to path through a temp file in the same dir.
+func writePlugin(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+PluginFile+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write plugin: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write plugin %s: %w", path, werr)
+	}
+	return nil
+}
+
+// isFile reports whether path names an existing regular file.
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// writeUnifiedDiff writes a unified diff of old → new (old empty: a new file) with
+// three lines of context.
+func writeUnifiedDiff(w io.Writer, path string, old, new []byte) {
+	a, b := diffLines(old), diffLines(new)
+	from := path
+	if old == nil {
+		from = "/dev/null"
+	}
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", from, path)
+	ops := lineDiff(a, b)
+	const ctx = 3
+	for i := 0; i < len(ops); {
+		if ops[i].kind == ' ' {
+			i++
+			continue
+		}
+		// A hunk: from ctx lines before this change to ctx lines after the
+		// last change that is at most 2*ctx lines further on.
+		start := max(0, i-ctx)
+		end := i
+		for j := i; j < len(ops); j++ {
+			if ops[j].kind != ' ' {
+				end = j + 1
+			} else if j-end >= 2*ctx {
+				break
+			}
+		}
+		end = min(len(ops), end+ctx)
+		aStart, bStart, aN, bN := ops[start].a, ops[start].b, 0, 0
+		for _, op := range ops[start:end] {
+			if op.kind != '+' {
+				aN++
+			}
+			if op.kind != '-' {
+				bN++
+			}
+		}
+		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(aStart, aN), hunkRange(bStart, bN))
+		for _, op := range ops[start:end] {
+			fmt.Fprintf(w, "%c%s\n", op.kind, op.text)
+		}
+		i = end
+	}
+}
+
+// hunkRange formats a unified-diff range: start is 0-based, n the length.
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+// diffLines splits data into lines without their newlines.
+func diffLines(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// diffOp is one line of a diff: kind ' ', '-' or '+', with the 0-based
+// line numbers in a and b where it sits.
+type diffOp struct {
+	kind rune
+	text string
+	a, b int
+}
+
+// lineDiff returns the edit script from a to b through a longest common
+// subsequence (quadratic: plugin files are a few hundred lines; past that
+// it reports everything replaced).
+func lineDiff(a, b []string) []diffOp {
+	var ops []diffOp
+	if len(a)*len(b) > 4<<20 {
+		for i, s := range a {
+			ops = append(ops, diffOp{'-', s, i, 0})
+		}
+		for j, s := range b {
+			ops = append(ops, diffOp{'+', s, len(a), j})
+		}
+		return ops
+	}
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			ops = append(ops, diffOp{' ', a[i], i, j})
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, diffOp{'-', a[i], i, j})
+			i++
+		default:
+			ops = append(ops, diffOp{'+', b[j], i, j})
+			j++
+		}
+	}
+	return ops
+}

@@ -1,0 +1,88 @@
+package chatapi
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Reply is what the stand-in model answers to one request: optional text,
+// then an optional tool call. The finish reason is "tool_calls" when Tool
+// is set and "stop" otherwise. When Error is set the stand-in answers with
+// that API error instead and ignores the other fields.
+type Reply struct {
+	Text  string
+	Tool  *ToolCall
+	Error *Error
+}
+
+// ToolCall is a function tool call. A zero ID gets a generated "call_" id.
+// Arguments is marshalled to JSON (a map, a struct or a json.RawMessage);
+// nil sends an empty object.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments any
+}
+
+// Error is an API error reply: HTTP Status with the body
+// {"error":{"message":Message,"type":Type,"code":null}}. Harnesses retry
+// 408, 409, 429 and 5xx answers with backoff, so a test that wants a quick
+// failure should use 400.
+type Error struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+// TaskTool is the name of OpenCode's sub-agent tool.
+const TaskTool = "task"
+
+// Text returns a Reply that answers with s and ends the turn.
+func Text(s string) Reply { return Reply{Text: s} }
+
+// CallTool returns a Reply that calls the tool name with arguments.
+func CallTool(name string, arguments any) Reply {
+	return Reply{Tool: &ToolCall{Name: name, Arguments: arguments}}
+}
+
+// SpawnTask returns a Reply that makes OpenCode spawn a child session
+// through its task tool with the given description, task prompt and agent
+// type (OpenCode's built-in sub-agent types are "general" and "explore").
+func SpawnTask(description, prompt, agentType string) Reply {
+	return CallTool(TaskTool, map[string]string{
+		"description":   description,
+		"prompt":        prompt,
+		"subagent_type": agentType,
+	})
+}
+
+// FinishReason returns the finish_reason the reply is sent with.
+func (r Reply) FinishReason() string {
+	if r.Tool != nil {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// wireCall returns the reply's tool call in wire form with its arguments
+// marshalled, or nil when it has none. id is used when Tool.ID is zero.
+func (r Reply) wireCall(id string) (*ToolCallWire, error) {
+	if r.Tool == nil {
+		return nil, nil
+	}
+	args := []byte("{}")
+	if r.Tool.Arguments != nil {
+		b, err := json.Marshal(r.Tool.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("marshal arguments of tool %s: %w", r.Tool.Name, err)
+		}
+		args = b
+	}
+	w := &ToolCallWire{ID: r.Tool.ID, Type: "function"}
+	if w.ID == "" {
+		w.ID = id
+	}
+	w.Function.Name = r.Tool.Name
+	w.Function.Arguments = string(args)
+	return w, nil
+}
