@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/opencode"
 )
 
 // InstallCommand is `heirloom install <harness>`: it writes the harness configuration that
@@ -21,7 +22,8 @@ type InstallCommand struct {
 }
 
 // installHarnesses lists what `install` can set up, for its usage text.
-const installUsage = "usage: heirloom install claude-code [--project DIR] [--settings FILE] [--command CMD] [--dry-run]"
+const installUsage = `usage: heirloom install claude-code [--project DIR] [--settings FILE] [--command CMD] [--dry-run]
+       heirloom install opencode [--project DIR] [--dry-run]`
 
 // Run installs for the harness named by args[0].
 func (c *InstallCommand) Run(ctx context.Context, args []string) error {
@@ -32,6 +34,8 @@ func (c *InstallCommand) Run(ctx context.Context, args []string) error {
 	switch args[0] {
 	case "claude-code":
 		return c.claudeCode(args[1:])
+	case "opencode":
+		return c.openCode(args[1:])
 	default:
 		fmt.Fprintf(c.Stderr, "heirloom install: unknown harness %q\n%s\n", args[0], installUsage)
 		return errUsage
@@ -82,6 +86,26 @@ func (c *InstallCommand) claudeCode(args []string) error {
 	}
 	if !*dryRun {
 		fmt.Fprintln(c.Stdout, "Start the sidecar with `heirloom serve`; the hooks reply {} and never block Claude Code while it is down.")
+	}
+	return nil
+}
+
+// openCode writes heirloom's plugin where OpenCode loads it.
+func (c *InstallCommand) openCode(args []string) error {
+	fs := flag.NewFlagSet("install opencode", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	project := fs.String("project", "", "install into DIR/.opencode/plugin/ (default: OpenCode's global plugin dir, ~/.config/opencode/plugin/)")
+	dryRun := fs.Bool("dry-run", false, "print the change as a diff; change nothing")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return errUsage
+	}
+	// Install says what it did (or would do) on Out.
+	res, err := opencode.Install(opencode.InstallOptions{Project: *project, DryRun: *dryRun, Out: c.Stdout})
+	if err != nil {
+		return err
+	}
+	if !res.DryRun && res.Action != opencode.InstallUnchanged {
+		fmt.Fprintln(c.Stdout, "Restart OpenCode to load it, and point heirloom at the server: adapters.opencode.servers in config.yaml, or HEIRLOOM_ADAPTERS__OPENCODE__SERVERS=http://127.0.0.1:4096.")
 	}
 	return nil
 }

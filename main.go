@@ -22,6 +22,7 @@ Usage:
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom runs [flags]               list sub-agent runs, newest first
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --dry-run)
+  heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
   heirloom config show [flags]        print the effective configuration and where each value came from
   heirloom config example             print a commented example config file
   heirloom version                    print the version
