@@ -1,4 +1,4 @@
-// Package kv is heirloom's durable store: the records it keeps (Session, Turn) and Store,
+// Package kv is heirloom's durable store: the records it keeps (Session, Turn, Run) and Store,
 // which keeps them in a Pebble database. Nothing else in heirloom imports Pebble or sees a key.
 //
 // # Data directory
@@ -23,12 +23,20 @@
 //	c       scope 0 parentID 0 created id                empty           oldest CreatedAt first
 //	t       scope 0 id 0 seq                             JSON Turn       Seq ascending
 //	i       scope 0 id 0 sourceID                        JSON number     the turn's Seq
+//	n       scope 0 id                                   JSON Run        —
+//	o       scope 0 ^created id                          empty           newest run first
+//	u       scope 0 rootID 0 ^created id                 empty           a root session's runs, newest first
+//	p       scope 0 rootID 0 created id                  empty           pending runs (unpaired spawns), oldest first
+//	b       scope 0 childID                              run id          the run paired with a sub-agent
 //
 // r is the recency index and c the children-by-parent index; each has exactly one entry per
 // session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,
 // ParentID or CreatedAt change. i is the per-session SourceID → Seq index used to skip turns
-// that were stored already. The bytes k (checkpoints), n (runs), p (spawns) and x (search
-// postings) are reserved for record types to come; each will be scope-first like the rest.
+// that were stored already (UpsertTurns overwrites through it instead). A run's o and u entries
+// are written once, with the run (CreatedAt and RootID never change); its p entry exists exactly
+// while the run is pending, and its b entry while it is paired, both moved in the run's batch.
+// The bytes k (checkpoints) and x (search postings) are reserved for record types to come; each
+// will be scope-first like the rest.
 //
 // # Values
 //

@@ -27,6 +27,7 @@ const (
 	prefixRunRecency byte = 'o' // o <scope> 0 <^created> <id>: runs, newest first
 	prefixSpawn      byte = 'p' // p <scope> 0 <root> 0 <created> <id>: pending runs (unpaired spawns) of a root session
 	prefixRunChild   byte = 'b' // b <scope> 0 <child id>: the run paired with a sub-agent session; value: run id
+	prefixRunRoot    byte = 'u' // u <scope> 0 <root> 0 <^created> <id>: the runs of one top-level session, newest first
 
 	// Reserved for record types to come; never reuse these bytes for anything else:
 	// 'k' checkpoints, 'x' search postings.
@@ -221,6 +222,27 @@ func decodeSpawnKey(k []byte) (scope, rootID string, created time.Time, id strin
 	created = bitsTime(r.uint64())
 	id = r.lastPart()
 	return scope, rootID, created, id, r.done("spawn")
+}
+
+// runRootPrefix is u <scope> 0 <root> 0: the runs of one top-level session, newest first.
+func runRootPrefix(scope, rootID string) []byte {
+	return appendPart(appendPart([]byte{prefixRunRoot}, scope), rootID)
+}
+
+// runRootKey is u <scope> 0 <root> 0 <^created> <id>.
+func runRootKey(scope, rootID string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(runRootPrefix(scope, rootID), ^timeBits(created))
+	return append(k, id...)
+}
+
+func decodeRunRootKey(k []byte) (scope, rootID string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRunRoot)
+	scope = r.part()
+	rootID = r.part()
+	created = bitsTime(^r.uint64())
+	id = r.lastPart()
+	return scope, rootID, created, id, r.done("run root")
 }
 
 // runChildKey is b <scope> 0 <child id>.

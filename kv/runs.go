@@ -101,6 +101,9 @@ func commitRun(db *pebble.DB, r *Run, old Run, exists bool) error {
 		if err := b.Set(runRecencyKey(r.Scope, r.CreatedAt, r.ID), nil, nil); err != nil {
 			return err
 		}
+		if err := b.Set(runRootKey(r.Scope, r.RootID, r.CreatedAt, r.ID), nil, nil); err != nil {
+			return err
+		}
 	}
 	if exists && old.Pending() && !r.Pending() {
 		if err := b.Delete(spawnKey(r.Scope, old.RootID, old.CreatedAt, r.ID), nil); err != nil {
@@ -205,10 +208,17 @@ func (s *Store) PendingRuns(ctx context.Context, scope, rootID string) ([]Run, e
 	return out, nil
 }
 
-// ListRuns returns the runs of scope that match f, newest first (by CreatedAt, then ID).
+// ListRuns returns the runs of scope that match f, newest first (by CreatedAt, then ID). With
+// f.RootID set it walks only that session's runs; otherwise every run of the scope, until Limit
+// matches are found.
 func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run, error) {
 	if err := checkScope(scope); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	if f.RootID != "" {
+		if err := checkRef(scope, f.RootID); err != nil {
+			return nil, fmt.Errorf("list runs: root: %w", err)
+		}
 	}
 	db, err := s.acquire(ctx)
 	if err != nil {
@@ -217,9 +227,19 @@ func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run,
 	defer s.release()
 	snap := db.NewSnapshot()
 	defer snap.Close()
-	out := []Run{}
-	err = scanPrefix(ctx, snap, runRecencyPrefix(scope), func(k []byte) (bool, error) {
+	prefix, decode := runRecencyPrefix(scope), func(k []byte) (string, error) {
 		_, _, id, err := decodeRunRecencyKey(k)
+		return id, err
+	}
+	if f.RootID != "" {
+		prefix, decode = runRootPrefix(scope, f.RootID), func(k []byte) (string, error) {
+			_, _, _, id, err := decodeRunRootKey(k)
+			return id, err
+		}
+	}
+	out := []Run{}
+	err = scanPrefix(ctx, snap, prefix, func(k []byte) (bool, error) {
+		id, err := decode(k)
 		if err != nil {
 			return false, err
 		}

@@ -8,9 +8,13 @@ import (
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
-// tailTurns is how many of the parent's latest turns the inherited block is built from; the
-// block's own budget (Inherit.TailChars) decides how much of them reaches the child.
-const tailTurns = 200
+// The inherited block is built from the parent's latest turns; its own budget
+// (Inherit.TailChars) decides how much of them reaches the child. A short window is read first
+// and widened only when its text cannot fill the budget (many short turns).
+const (
+	tailTurnsFirst = 40
+	tailTurnsMax   = 200
+)
 
 // inheritFor reads the parent's newest transcript lines and returns the inherited block for a
 // child of parentID, or "" when inheritance is off or the parent has nothing to hand down yet.
@@ -28,7 +32,7 @@ func (s *Server) inheritFor(ctx context.Context, h harness, parentID string) (st
 	if err != nil {
 		return "", err
 	}
-	tail, err := s.Store.LastTurns(ctx, s.Scope, parentID, tailTurns)
+	tail, err := s.parentTail(ctx, parentID)
 	if err != nil {
 		return "", err
 	}
@@ -48,4 +52,21 @@ func (s *Server) inheritFor(ctx context.Context, h harness, parentID string) (st
 		Constraints: inject.InferConstraints(prompts),
 	}, inject.Budget{TailChars: s.Inherit.TailChars, MaxChars: s.MaxContextChars})
 	return inject.Join(s.MaxContextChars, block), nil
+}
+
+// parentTail returns the parent's latest turns: tailTurnsFirst of them, or up to tailTurnsMax
+// when the first window's text is shorter than twice the tail budget.
+func (s *Server) parentTail(ctx context.Context, parentID string) ([]kv.Turn, error) {
+	tail, err := s.Store.LastTurns(ctx, s.Scope, parentID, tailTurnsFirst)
+	if err != nil || len(tail) < tailTurnsFirst {
+		return tail, err
+	}
+	size := 0
+	for _, t := range tail {
+		size += len(t.Text) + len(t.Tool)
+	}
+	if size >= 2*s.Inherit.TailChars {
+		return tail, nil
+	}
+	return s.Store.LastTurns(ctx, s.Scope, parentID, tailTurnsMax)
 }
