@@ -49,6 +49,13 @@ type Options struct {
 	// StartTimeout bounds the wait until the server answers; zero means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
+	// Port, when not zero, is the loopback port to listen on instead of a
+	// free one picked at the start. With a Server's Port, Dir and Home a
+	// restarted server keeps its URL and its sessions, so a client that
+	// was following it can reconnect. A port that is taken is tried again
+	// for a few seconds (a killed server's may take a moment to free),
+	// never swapped for another.
+	Port int
 }
 
 // Server is a running `opencode serve`. Serve starts it; it is killed when
@@ -82,7 +89,8 @@ var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 //
 // The port is a free one picked just before the start: `--port 0` does not
 // pick one (OpenCode 1.18 then listens on its default, 4096). A start that
-// loses the port to another process is retried on a new one.
+// loses the port to another process is retried on a new one, unless
+// opts.Port fixed it.
 func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 	tb.Helper()
 	bin := Bin(tb)
@@ -117,13 +125,21 @@ func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for attempt := 1; ; attempt++ {
-		err := s.start(ctx, bin, env, deadline)
+		err := s.start(ctx, bin, env, opts.Port, deadline)
 		if err == nil {
 			break
 		}
 		var lost *portLostError
-		if errors.As(err, &lost) && attempt < 3 {
+		if errors.As(err, &lost) && opts.Port == 0 && attempt < 3 {
 			tb.Logf("opencode serve: %v; retrying on another port", err)
+			continue
+		}
+		if errors.As(err, &lost) && opts.Port != 0 && attempt < fixedPortAttempts && time.Now().Before(deadline) {
+			tb.Logf("opencode serve: %v; retrying on the same port", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(fixedPortRetry):
+			}
 			continue
 		}
 		s.stop()
@@ -175,12 +191,22 @@ type portLostError struct{ port int }
 
 func (e *portLostError) Error() string { return fmt.Sprintf("port %d already in use", e.port) }
 
-// start runs the process on a free port and waits for its "listening"
-// line. On failure the process has exited or been killed.
-func (s *Server) start(ctx context.Context, bin string, env map[string]string, deadline time.Time) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+// How often, and how far apart, a start on a fixed port (Options.Port) is
+// tried while the port is taken.
+const (
+	fixedPortAttempts = 10
+	fixedPortRetry    = 500 * time.Millisecond
+)
+
+// start runs the process on port, or on a free one when port is zero, and
+// waits for its "listening" line. On failure the process has exited or been
+// killed.
+func (s *Server) start(ctx context.Context, bin string, env map[string]string, port int, deadline time.Time) error {
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return err
+		}
 	}
 	// Locals, not fields, in the goroutines: a retry replaces the fields
 	// while the last attempt's goroutines may still be finishing.
@@ -265,6 +291,20 @@ func (s *Server) waitReady(ctx context.Context, deadline time.Time) error {
 
 // URL returns the server's base URL, "http://127.0.0.1:PORT".
 func (s *Server) URL() string { return s.url }
+
+// Port returns the port the server listens on, for Options.Port of a
+// restart that must keep the URL; 0 when the URL names none.
+func (s *Server) Port() int {
+	i := strings.LastIndexByte(s.url, ':')
+	if i < 0 {
+		return 0
+	}
+	port, err := strconv.Atoi(s.url[i+1:])
+	if err != nil {
+		return 0
+	}
+	return port
+}
 
 // Logs returns the last MiB of the server's output (--print-logs: its log
 // lines go to stderr).
