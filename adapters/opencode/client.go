@@ -21,6 +21,7 @@ import (
 // Defaults of the Client fields whose zero value means "use the default".
 const (
 	DefaultIdleTimeout    = 30 * time.Second // OpenCode sends a heartbeat about every 10 s
+	DefaultHeaderTimeout  = 5 * time.Second  // a starting OpenCode may never answer an early /event
 	DefaultBackoffMin     = 250 * time.Millisecond
 	DefaultBackoffMax     = 30 * time.Second
 	DefaultMaxEventBytes  = 32 << 20 // tool outputs make multi-MiB events
@@ -76,6 +77,11 @@ type Client struct {
 	// headers too. Time spent in the Sink or in a resync does not count. It must outlast
 	// parsing one frame of MaxEventBytes (well under a second). Zero: DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// HeaderTimeout bounds the wait for /event's response headers, after which the attempt is
+	// dropped and made again. OpenCode 1.18 never answers an /event request that reaches it while
+	// it is starting up, while later ones answer in milliseconds, so this is much shorter than
+	// IdleTimeout. Zero: the smaller of IdleTimeout and DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
 	// BackoffMin and BackoffMax bound the wait between connection attempts: it starts at
 	// BackoffMin, doubles after each failed attempt up to BackoffMax, is jittered into
 	// [d/2, d], and goes back to BackoffMin after a connection that delivered a frame and
@@ -104,6 +110,7 @@ type Client struct {
 	rest, stream  *http.Client
 	ownTransport  *http.Transport // ours to release on Close; nil with a caller's HTTPClient
 	idle          time.Duration
+	headerWait    time.Duration
 	backoffMin    time.Duration
 	backoffMax    time.Duration
 	maxEventBytes int
@@ -207,6 +214,7 @@ func (c *Client) setup() error {
 	}
 	c.base = strings.TrimRight(c.URL, "/")
 	c.idle = orDefault(c.IdleTimeout, DefaultIdleTimeout)
+	c.headerWait = orDefault(c.HeaderTimeout, min(c.idle, DefaultHeaderTimeout))
 	c.backoffMin = orDefault(c.BackoffMin, DefaultBackoffMin)
 	c.backoffMax = orDefault(c.BackoffMax, DefaultBackoffMax)
 	if c.backoffMin > c.backoffMax {

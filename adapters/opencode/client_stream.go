@@ -59,7 +59,8 @@ type attempt struct {
 func (c *Client) attempt(ctx context.Context) attempt {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	wd := newWatchdog(c.idle, func() { cancel(errIdle) })
+	// Until the headers arrive the watchdog waits only headerWait; then IdleTimeout.
+	wd := newWatchdog(c.headerWait, func() { cancel(errIdle) })
 	defer wd.stop()
 
 	rt := c.stream.Transport
@@ -82,6 +83,7 @@ func (c *Client) attempt(ctx context.Context) attempt {
 			resp.Body.Close()
 			return err
 		}
+		wd.setPeriod(c.idle)
 		res.connected = true
 		connectedAt = time.Now()
 		c.stats.connected.Store(true)
@@ -202,6 +204,13 @@ func (w *watchdog) resume() {
 	w.mu.Lock()
 	w.busy = false
 	w.t.Reset(w.d)
+	w.mu.Unlock()
+}
+
+// setPeriod changes the period from the next feed or resume on.
+func (w *watchdog) setPeriod(d time.Duration) {
+	w.mu.Lock()
+	w.d = d
 	w.mu.Unlock()
 }
 
