@@ -12,15 +12,13 @@ package claude
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/npmbin"
 )
 
 // Environment variables read by Bin.
@@ -29,12 +27,8 @@ const (
 	BinEnv = "HEIRLOOM_CLAUDE_BIN"
 	// RequireEnv, when set to anything but "" or "0", turns a missing binary
 	// into a test failure rather than a skip.
-	RequireEnv = "HEIRLOOM_E2E_REQUIRE"
+	RequireEnv = npmbin.RequireEnv
 )
-
-// installedBin is where e2e/npm/install.sh puts the binary, relative to the
-// module root.
-const installedBin = "e2e/npm/node_modules/.bin/claude"
 
 var versions sync.Map // binary path -> version string, logged once per test binary
 
@@ -45,13 +39,9 @@ var versions sync.Map // binary path -> version string, logged once per test bin
 // logs the binary's version the first time it sees a path.
 func Bin(tb testing.TB) string {
 	tb.Helper()
-	path, err := findBin()
+	path, err := npmbin.Find(BinEnv, "claude")
 	if err != nil {
-		msg := fmt.Sprintf("claude not installed: run e2e/npm/install.sh (%v)", err)
-		if v := os.Getenv(RequireEnv); v != "" && v != "0" {
-			tb.Fatalf("%s; %s is set", msg, RequireEnv)
-		}
-		tb.Skip(msg)
+		npmbin.Missing(tb, "claude", err)
 	}
 	if _, ok := versions.Load(path); ok {
 		return path
@@ -66,53 +56,4 @@ func Bin(tb testing.TB) string {
 	versions.Store(path, v)
 	tb.Logf("claude %s (%s)", v, path)
 	return path
-}
-
-// findBin resolves the binary's path without touching the test.
-func findBin() (string, error) {
-	if p := os.Getenv(BinEnv); p != "" {
-		return checkExecutable(p)
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	return checkExecutable(filepath.Join(root, filepath.FromSlash(installedBin)))
-}
-
-// checkExecutable returns p, absolute, when it is an executable regular file.
-func checkExecutable(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", p, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%s is not an executable file", abs)
-	}
-	return abs, nil
-}
-
-// moduleRoot walks up from the working directory (a package directory under
-// go test) to the directory holding go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("get working directory: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("look for go.mod: %w", err)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
