@@ -12,6 +12,7 @@ import (
 type ConfigCommand struct {
 	Env    []string
 	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // Run prints the effective config with each value's origin, or a commented example file.
@@ -21,7 +22,7 @@ func (c *ConfigCommand) Run(ctx context.Context, args []string) error {
 	}
 	switch args[0] {
 	case "show":
-		loaded, err := loadConfig("config show", args[1:], c.Env, c.Stdout)
+		loaded, err := loadConfig("config show", args[1:], c.Env, c.Stderr)
 		if err != nil {
 			return err
 		}

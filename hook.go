@@ -20,13 +20,14 @@ type HookCommand struct {
 	Stderr io.Writer
 }
 
-// hookHarnesses are the harnesses whose hooks the shim relays.
-var hookHarnesses = map[string]bool{"claude-code": true, "codex": true}
+// hookHarnesses are the harnesses whose hooks the shim relays: those with a /hooks/<name>
+// endpoint. Codex joins when its adapter does.
+var hookHarnesses = map[string]bool{"claude-code": true}
 
 // Run relays one hook call. Misuse still prints the empty reply, since a hook must never block.
 func (c *HookCommand) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 || !hookHarnesses[args[0]] {
-		fmt.Fprintln(c.Stderr, "heirloom: usage: heirloom hook claude-code|codex (hook JSON on stdin); replying {}")
+		fmt.Fprintln(c.Stderr, "heirloom: usage: heirloom hook claude-code (hook JSON on stdin); replying {}")
 		fmt.Fprintln(c.Stdout, "{}")
 		return 0
 	}

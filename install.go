@@ -21,7 +21,7 @@ type InstallCommand struct {
 	Stderr io.Writer
 }
 
-// installHarnesses lists what `install` can set up, for its usage text.
+// installUsage lists what `install` can set up.
 const installUsage = `usage: heirloom install claude-code [--project DIR] [--settings FILE] [--command CMD] [--dry-run]
        heirloom install opencode [--project DIR] [--dry-run]`
 

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "runs":
 		return exitCode(stderr, (&RunsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "config":
-		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout}).Run(ctx, args[1:]))
+		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "install":
 		return exitCode(stderr, (&InstallCommand{Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "version", "--version", "-version":
@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func exitCode(stderr io.Writer, err error) int {
 	switch {
 	case err == nil:
+		return 0
+	case err == errHelp:
 		return 0
 	case err == errUsage:
 		return 2

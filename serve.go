@@ -20,8 +20,12 @@ import (
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
-// errUsage reports a command-line mistake whose message the flag package already printed.
-var errUsage = errors.New("usage")
+// errUsage reports a command-line mistake whose message the flag package already printed;
+// errHelp, that -h printed the help asked for.
+var (
+	errUsage = errors.New("usage")
+	errHelp  = errors.New("help")
+)
 
 // ServeCommand is `heirloom serve`.
 type ServeCommand struct {
@@ -155,7 +159,7 @@ func loadConfig(name string, args, env []string, stderr io.Writer) (*config.Load
 	fs.String("log-format", "", "auto (text on a terminal, JSON otherwise), text or json (default auto)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, errUsage
+			return nil, errHelp
 		}
 		return nil, errUsage
 	}
