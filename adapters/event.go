@@ -50,6 +50,9 @@ const (
 // Event is one harness event, normalised. Fields a kind does not use are zero.
 type Event struct {
 	Harness string // the harness that sent it: "claude-code", "opencode", "openclaw", "codex"
+	// Scope is the memory scope the harness names for the session (OpenClaw: the agentId in its
+	// session key). Empty means the configured scope.
+	Scope string
 	Kind    Kind   // what it means
 	Name    string // the harness's own name for the event (Claude Code: hook_event_name)
 

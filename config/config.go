@@ -105,6 +105,21 @@ type Adapters struct {
 	ClaudeCode ClaudeCode `koanf:"claude_code"`
 	// OpenCode configures the OpenCode adapter.
 	OpenCode OpenCode `koanf:"opencode"`
+	// OpenClaw configures the OpenClaw adapter.
+	OpenClaw OpenClaw `koanf:"openclaw"`
+}
+
+// OpenClaw configures the OpenClaw adapter.
+type OpenClaw struct {
+	// URL is the OpenClaw Gateway whose session events heirloom follows, e.g.
+	// "ws://127.0.0.1:18789". Default empty: no Gateway is followed (the plugin still reaches
+	// heirloom, but a sub-agent's parent is then known only from the plugin's subagent_spawned).
+	URL string `koanf:"url"`
+	// Token is the Gateway's auth token. Empty: OPENCLAW_GATEWAY_TOKEN, if set.
+	Token string `koanf:"token"`
+	// DescribeWait bounds how long a plugin's /api/inject waits for the Gateway to describe a
+	// sub-agent whose parent heirloom does not know yet. Default 300ms; 0 never asks.
+	DescribeWait time.Duration `koanf:"describe_wait"`
 }
 
 // OpenCode configures the OpenCode adapter.
@@ -173,7 +188,8 @@ func Default(home, xdgDataHome string) Config {
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},
 			MaxReadBytes:    4 << 20,
-		}, OpenCode: OpenCode{Servers: []OpenCodeServer{}}},
+		}, OpenCode: OpenCode{Servers: []OpenCodeServer{}},
+			OpenClaw: OpenClaw{DescribeWait: 300 * time.Millisecond}},
 	}
 }
 

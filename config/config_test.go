@@ -24,7 +24,8 @@ func TestDefault(t *testing.T) {
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{"/home/u/.claude/projects"},
 			MaxReadBytes:    4 << 20,
-		}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{}}},
+		}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{}},
+			OpenClaw: config.OpenClaw{DescribeWait: 300 * time.Millisecond}},
 	}
 	got := config.Default("/home/u", "")
 	if !reflect.DeepEqual(got, want) {

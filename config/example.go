@@ -32,14 +32,18 @@ var docs = map[string]string{
 	"adapters.claude_code.max_read_bytes":    "Cap on transcript bytes read per hook call.",
 	"adapters.opencode":                      "OpenCode.",
 	"adapters.opencode.servers":              "OpenCode servers to follow: URLs, or {url, password, directory} items.",
+	"adapters.openclaw":                      "OpenClaw.",
+	"adapters.openclaw.url":                  "OpenClaw Gateway to follow (ws://127.0.0.1:18789); empty follows none.",
+	"adapters.openclaw.token":                "Gateway auth token; empty uses OPENCLAW_GATEWAY_TOKEN. Prefer that variable.",
+	"adapters.openclaw.describe_wait":        "How long /api/inject may ask the Gateway about a sub-agent's parent; 0 never asks.",
 
 	"spawn":           "What sub-agents may do.",
 	"spawn.max_depth": "How deep sub-agents may nest (checked by the OpenCode plugin); 0 for no limit.",
 }
 
 // commentedOut are keys Example shows as comments: data_dir because its
-// default depends on XDG_DATA_HOME, token because it is a secret.
-var commentedOut = map[string]bool{"data_dir": true, "token": true}
+// default depends on XDG_DATA_HOME, the tokens because they are secrets.
+var commentedOut = map[string]bool{"data_dir": true, "token": true, "adapters.openclaw.token": true}
 
 // Example returns a YAML configuration file that shows every key at its
 // default, each explained in one line; data_dir and token are left as

@@ -8,14 +8,14 @@ import (
 
 // WriteTo writes every key of the effective configuration, sorted, one per
 // line as "key: value  # origin", for `heirloom config show`. Values are YAML
-// scalars. A set token is written as (set), never its value. It implements
+// scalars. A set secret is written as (set), never its value. It implements
 // io.WriterTo.
 func (l *Loaded) WriteTo(w io.Writer) (int64, error) {
 	values := flatten(&l.Config)
 	var b strings.Builder
 	for _, key := range keys.sortedKeys() {
 		value := formatValue(values[key])
-		if key == "token" && l.Config.Token != "" {
+		if secret[key] && value != `""` {
 			value = "(set)"
 		}
 		origin := l.Origins[key]
@@ -27,3 +27,6 @@ func (l *Loaded) WriteTo(w io.Writer) (int64, error) {
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
 }
+
+// secret are the keys whose values config show never prints.
+var secret = map[string]bool{"token": true, "adapters.openclaw.token": true}

@@ -93,6 +93,14 @@ func (c *Config) problems() []*Error {
 			bad("adapters.opencode.servers", srv.URL, "is not an http(s) URL with a host")
 		}
 	}
+	if oc := c.Adapters.OpenClaw; oc.URL != "" {
+		if u, err := url.Parse(oc.URL); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			bad("adapters.openclaw.url", oc.URL, "is not a ws(s) URL with a host")
+		}
+	}
+	if c.Adapters.OpenClaw.DescribeWait < 0 {
+		bad("adapters.openclaw.describe_wait", c.Adapters.OpenClaw.DescribeWait, "must not be negative")
+	}
 	if c.Spawn.MaxDepth < 0 {
 		bad("spawn.max_depth", c.Spawn.MaxDepth, "must not be negative")
 	}

@@ -21,7 +21,11 @@ type injectReply struct {
 // is the inherited block, on every call: it is system context, not history. An explicit parent
 // parameter wins over the parent the stream reported, so a plugin that knows it cannot lose a
 // race with the stream. purpose=compacting asks for what a compaction summary must keep.
-// It answers from stored state only and never waits on the harness.
+//
+// For a harness whose session keys name their scope (OpenClaw), the session is looked up in
+// that scope unless the scope parameter says otherwise. When such a key names a sub-agent whose
+// parent is not known yet (the Gateway's event may still be on its way), the harness is asked
+// within DescribeWait; past that the answer comes from what is stored.
 func (s *Server) getInject(r *http.Request) (any, error) {
 	p, err := parseParams(r, "harness", "session", "parent", "purpose", "scope")
 	if err != nil {
@@ -36,7 +40,14 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 	default:
 		return nil, Errorf(ECodeInvalid, fmt.Sprintf("purpose: got %q, want system or compacting", p["purpose"]))
 	}
-	sess, err := s.Store.GetSession(r.Context(), s.Scope, id)
+	ctx, scope := r.Context(), p.scope(s.Scope)
+	ph := s.plugin(p["harness"])
+	if ph != nil && p["scope"] == "" {
+		if sc := ph.ScopeOf(id); sc != "" {
+			scope = sc
+		}
+	}
+	sess, err := s.Store.GetSession(ctx, scope, id)
 	if err != nil && !errors.Is(err, kv.ErrNotFound) {
 		return nil, err
 	}
@@ -51,10 +62,13 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 	if parentID == "" {
 		parentID = sess.ParentID
 	}
+	if parentID == "" && ph != nil && ph.IsSubagent(id) {
+		parentID = s.describeParent(ctx, scope, id)
+	}
 	if parentID == "" || parentID == id {
 		return injectReply{}, nil
 	}
-	text, err := s.inheritFor(r.Context(), harness{}, parentID)
+	text, err := s.inheritFor(ctx, harness{}, scope, parentID)
 	if err != nil {
 		return nil, err
 	}

@@ -17,22 +17,22 @@ const (
 )
 
 // inheritFor reads the parent's newest transcript lines and returns the inherited block for a
-// child of parentID, or "" when inheritance is off or the parent has nothing to hand down yet.
-func (s *Server) inheritFor(ctx context.Context, h harness, parentID string) (string, error) {
+// child of parentID in scope, or "" when inheritance is off or the parent has nothing to hand down yet.
+func (s *Server) inheritFor(ctx context.Context, h harness, scope, parentID string) (string, error) {
 	if !s.Inherit.Enabled {
 		return "", nil
 	}
 	if err := s.ingest(ctx, h.transcripts, parentID); err != nil {
 		s.Logger.Warn("parent transcript not read; inheriting what is stored", "parent", parentID, "error", err)
 	}
-	parent, err := s.Store.GetSession(ctx, s.Scope, parentID)
+	parent, err := s.Store.GetSession(ctx, scope, parentID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	tail, err := s.parentTail(ctx, parentID)
+	tail, err := s.parentTail(ctx, scope, parentID)
 	if err != nil {
 		return "", err
 	}
@@ -56,8 +56,8 @@ func (s *Server) inheritFor(ctx context.Context, h harness, parentID string) (st
 
 // parentTail returns the parent's latest turns: tailTurnsFirst of them, or up to tailTurnsMax
 // when the first window's text is shorter than twice the tail budget.
-func (s *Server) parentTail(ctx context.Context, parentID string) ([]kv.Turn, error) {
-	tail, err := s.Store.LastTurns(ctx, s.Scope, parentID, tailTurnsFirst)
+func (s *Server) parentTail(ctx context.Context, scope, parentID string) ([]kv.Turn, error) {
+	tail, err := s.Store.LastTurns(ctx, scope, parentID, tailTurnsFirst)
 	if err != nil || len(tail) < tailTurnsFirst {
 		return tail, err
 	}
@@ -68,5 +68,5 @@ func (s *Server) parentTail(ctx context.Context, parentID string) ([]kv.Turn, er
 	if size >= 2*s.Inherit.TailChars {
 		return tail, nil
 	}
-	return s.Store.LastTurns(ctx, s.Scope, parentID, tailTurnsMax)
+	return s.Store.LastTurns(ctx, scope, parentID, tailTurnsMax)
 }

@@ -64,7 +64,7 @@ func (s *Server) subagentStart(ctx context.Context, h harness, ev adapters.Event
 	}
 	id := childID(ev.SessionID, ev.AgentID)
 	if child, err := s.Store.GetSession(ctx, s.Scope, id); err == nil && child.ParentID != "" {
-		return s.inheritFor(ctx, h, child.ParentID) // a repeated SubagentStart: same answer
+		return s.inheritFor(ctx, h, s.Scope, child.ParentID) // a repeated SubagentStart: same answer
 	}
 
 	run, provisional, err := s.pickSpawn(ctx, ev)
@@ -122,7 +122,7 @@ func (s *Server) subagentStart(ctx context.Context, h harness, ev adapters.Event
 		}
 		s.awaitSpawnRecord(ctx, parent, run.ID)
 	}
-	return s.inheritFor(ctx, h, parentID)
+	return s.inheritFor(ctx, h, s.Scope, parentID)
 }
 
 // applyRun sets what a sub-agent session takes from the spawn it was paired with: its parent,

@@ -56,6 +56,15 @@ type Server struct {
 	// MaxContextChars caps the context of one reply, in the harness's characters (UTF-16 code
 	// units). Zero means 9500, under Claude Code's 10,000.
 	MaxContextChars int
+	// OpenClaw knows OpenClaw's session keys and decodes what heirloom's OpenClaw plugin posts
+	// to /hooks/openclaw. Nil disables that endpoint (404), and /api/inject?harness=openclaw
+	// then looks sessions up in Scope.
+	OpenClaw PluginHarness
+	// OpenClawGateway, when set, is asked about a sub-agent whose parent is not known yet when
+	// its plugin asks /api/inject, within DescribeWait.
+	OpenClawGateway SessionDescriber
+	// DescribeWait bounds that question. Zero means DefaultDescribeWait; negative, never ask.
+	DescribeWait time.Duration
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
 
@@ -172,6 +181,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("/healthz", s.handleHealthz)
 	mux.HandleFunc("/readyz", s.handleReadyz)
 	mux.HandleFunc("/hooks/claude-code", s.hookHandler(func() adapters.Hooks { return s.ClaudeCode }))
+	mux.HandleFunc("/hooks/{harness}", s.pluginHookHandler)
 	s.routeAPI(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, Errorf(ECodeNotFound, "no route "+r.URL.Path))

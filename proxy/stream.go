@@ -19,7 +19,10 @@ func (s *Server) Consume(ctx context.Context, ev adapters.Event) error {
 	if ev.At.IsZero() {
 		ev.At = s.Now()
 	}
-	unlock := s.locks.lock(ev.SessionID)
+	if ev.Scope == "" {
+		ev.Scope = s.Scope
+	}
+	unlock := s.locks.lock(ev.Scope + "\x00" + ev.SessionID)
 	defer unlock()
 	var err error
 	switch ev.Kind {
@@ -43,7 +46,7 @@ func (s *Server) Consume(ctx context.Context, ev adapters.Event) error {
 // ensureSession updates session ev.SessionID with change, creating a minimal active record when
 // the event arrives before the session's own (streams and resyncs interleave).
 func (s *Server) ensureSession(ctx context.Context, ev adapters.Event, change func(*kv.Session)) error {
-	_, err := s.Store.UpdateSession(ctx, s.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
+	_, err := s.Store.UpdateSession(ctx, ev.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
 		if !exists {
 			sess.Harness, sess.NativeID, sess.Status, sess.CreatedAt = ev.Harness, ev.SessionID, kv.StatusActive, ev.At
 		}
@@ -67,7 +70,7 @@ func (s *Server) streamSession(ctx context.Context, ev adapters.Event) error {
 			return err
 		}
 		var err error
-		if parent, err = s.Store.GetSession(ctx, s.Scope, ev.ParentSessionID); err != nil {
+		if parent, err = s.Store.GetSession(ctx, ev.Scope, ev.ParentSessionID); err != nil {
 			return err
 		}
 	}
@@ -111,7 +114,7 @@ func (s *Server) streamTurns(ctx context.Context, ev adapters.Event) error {
 	for _, t := range ev.Turns {
 		turns = append(turns, kv.Turn{SourceID: t.ID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: t.Files, At: t.At})
 	}
-	_, _, err := s.Store.UpsertTurns(ctx, s.Scope, ev.SessionID, turns)
+	_, _, err := s.Store.UpsertTurns(ctx, ev.Scope, ev.SessionID, turns)
 	return err
 }
 
@@ -124,7 +127,7 @@ func (s *Server) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	if err := s.ensureSession(ctx, ev, func(*kv.Session) {}); err != nil {
 		return err
 	}
-	root, err := s.rootOf(ctx, ev.SessionID)
+	root, err := s.rootOf(ctx, ev.Scope, ev.SessionID)
 	if err != nil {
 		return err
 	}
@@ -132,7 +135,7 @@ func (s *Server) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	if child == "" && ev.Result != nil {
 		child = ev.Result.AgentID
 	}
-	run, err := s.Store.UpdateRun(ctx, s.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+	run, err := s.Store.UpdateRun(ctx, ev.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
 		if !exists {
 			r.Harness, r.RootID, r.ParentID, r.Status, r.CreatedAt = ev.Harness, root, ev.SessionID, kv.RunPending, ev.At
 		}
@@ -171,7 +174,7 @@ func (s *Server) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	}
 	cev := ev
 	cev.SessionID = run.ChildID
-	parent, err := s.Store.GetSession(ctx, s.Scope, ev.SessionID)
+	parent, err := s.Store.GetSession(ctx, ev.Scope, ev.SessionID)
 	if err != nil {
 		return err
 	}
@@ -189,14 +192,14 @@ func (s *Server) streamSpawn(ctx context.Context, ev adapters.Event) error {
 // streamIdle ends the run of a child session that went idle without its spawn's result having
 // arrived: its last assistant message is the result.
 func (s *Server) streamIdle(ctx context.Context, ev adapters.Event) error {
-	run, err := s.Store.RunByChild(ctx, s.Scope, ev.SessionID)
+	run, err := s.Store.RunByChild(ctx, ev.Scope, ev.SessionID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil
 	}
 	if err != nil || run.Status != kv.RunRunning {
 		return err
 	}
-	last, err := s.Store.LastTurns(ctx, s.Scope, ev.SessionID, 20)
+	last, err := s.Store.LastTurns(ctx, ev.Scope, ev.SessionID, 20)
 	if err != nil {
 		return err
 	}
@@ -207,7 +210,7 @@ func (s *Server) streamIdle(ctx context.Context, ev adapters.Event) error {
 			break
 		}
 	}
-	_, err = s.Store.UpdateRun(ctx, s.Scope, run.ID, func(r *kv.Run, _ bool) error {
+	_, err = s.Store.UpdateRun(ctx, ev.Scope, run.ID, func(r *kv.Run, _ bool) error {
 		if r.Status != kv.RunRunning {
 			return errUnchanged
 		}
@@ -223,10 +226,10 @@ func (s *Server) streamIdle(ctx context.Context, ev adapters.Event) error {
 	return err
 }
 
-// rootOf walks ParentID links up from id to its top-level session (at most 64 steps).
-func (s *Server) rootOf(ctx context.Context, id string) (string, error) {
+// rootOf walks ParentID links up from id to its top-level session in scope (at most 64 steps).
+func (s *Server) rootOf(ctx context.Context, scope, id string) (string, error) {
 	for range 64 {
-		sess, err := s.Store.GetSession(ctx, s.Scope, id)
+		sess, err := s.Store.GetSession(ctx, scope, id)
 		if errors.Is(err, kv.ErrNotFound) {
 			return id, nil
 		}

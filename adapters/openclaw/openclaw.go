@@ -1,0 +1,14 @@
+// Package openclaw speaks to OpenClaw: it parses its session keys, decodes the frames of its
+// Gateway (a WebSocket on 127.0.0.1:18789) and what heirloom's OpenClaw plugin posts, into the
+// vocabulary of package adapters, follows a Gateway with a reconnecting client, and installs
+// the plugin.
+//
+// OpenClaw names a session by key, agent:<agentId>:<rest>. The agentId is the memory scope of
+// the session (Event.Scope). Sub-agents are agent:<id>:subagent:<uuid> at every depth: the key
+// does not say who the parent is, the Gateway does (spawnedBy on the child's session entry), and
+// so does the plugin's subagent_spawned hook (requesterSessionKey). For OpenClaw the run id of a
+// spawn is always the child's session key, so every source of the same spawn lands in one run.
+//
+// Decoding is pure: bytes in, events out, no I/O and no state, so a frame decodes the same
+// whether it arrives live or as part of the resync the client makes after every (re)connect.
+package openclaw
