@@ -32,6 +32,7 @@ type sessionValue struct {
 	TurnCount      uint64          `json:"turn_count"`
 	Files          []string        `json:"files,omitempty"`
 	Compactions    int             `json:"compactions,omitempty"`
+	CompactedAt    time.Time       `json:"compacted_at,omitzero"`
 }
 
 type transcriptValue struct {
@@ -61,6 +62,7 @@ func encodeSession(s *Session) ([]byte, error) {
 		Files:      s.Files,
 
 		Compactions: s.Compactions,
+		CompactedAt: s.CompactedAt,
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -84,6 +86,7 @@ func decodeSession(b []byte) (Session, error) {
 		Files:      v.Files,
 
 		Compactions: v.Compactions,
+		CompactedAt: v.CompactedAt,
 	}, nil
 }
 

@@ -39,6 +39,8 @@ type Session struct {
 	TurnCount  uint64        // turns stored so far; the next turn's Seq
 	// Compactions counts the compactions the harness reported: the session's compaction epoch.
 	Compactions int
+	// CompactedAt is when the latest compaction was reported; zero before the first.
+	CompactedAt time.Time
 	// Files are the files the session's turns touched, most recent first, at most MaxFiles.
 	// AppendTurns keeps it; writers of the session leave it as read.
 	Files []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -33,7 +34,7 @@ func (s *Server) Consume(ctx context.Context, ev adapters.Event) error {
 	case adapters.KindSpawn, adapters.KindSpawnResult:
 		err = s.streamSpawn(ctx, ev)
 	case adapters.KindCompacted:
-		err = s.ensureSession(ctx, ev, func(sess *kv.Session) { sess.Compactions++ })
+		err = s.ensureSession(ctx, ev, func(sess *kv.Session) { countCompaction(sess, ev.At) })
 	case adapters.KindIdle:
 		err = s.streamIdle(ctx, ev)
 	}
@@ -41,6 +42,21 @@ func (s *Server) Consume(ctx context.Context, ev adapters.Event) error {
 		return fmt.Errorf("%s %s of %s: %w", ev.Harness, ev.Name, ev.SessionID, err)
 	}
 	return nil
+}
+
+// SameCompaction is how close two compaction reports for one session must be to count as one:
+// OpenClaw reports a compaction on its Gateway and through the plugin's after_compaction, moments
+// apart, and a real compaction takes a model call, far longer.
+const SameCompaction = 10 * time.Second
+
+// countCompaction starts a new compaction epoch for sess at at, unless the latest one was
+// reported within SameCompaction of it (another source reporting the same compaction).
+func countCompaction(sess *kv.Session, at time.Time) {
+	if !sess.CompactedAt.IsZero() && at.Sub(sess.CompactedAt).Abs() < SameCompaction {
+		return
+	}
+	sess.Compactions++
+	sess.CompactedAt = at
 }
 
 // ensureSession updates session ev.SessionID with change, creating a minimal active record when
@@ -140,7 +156,10 @@ func (s *Server) streamSpawn(ctx context.Context, ev adapters.Event) error {
 			r.Harness, r.RootID, r.ParentID, r.Status, r.CreatedAt = ev.Harness, root, ev.SessionID, kv.RunPending, ev.At
 		}
 		if ev.Spawn.Prompt != "" {
-			r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
+			r.Prompt, r.Type = ev.Spawn.Prompt, ev.Spawn.Type
+		}
+		if ev.Spawn.Description != "" && (r.Description == "" || ev.Spawn.Prompt != "") {
+			r.Description = ev.Spawn.Description
 		}
 		if child != "" && r.ChildID == "" {
 			r.ChildID, r.Provisional, r.StartedAt = child, false, ev.At

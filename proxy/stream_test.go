@@ -84,7 +84,12 @@ func TestStreamLineageAndInject(t *testing.T) {
 	result := named
 	result.Kind = adapters.KindSpawnResult
 	result.Result = &adapters.Result{AgentID: "ses_C", Status: "completed", Text: "Three callers."}
-	consume(t, s, result, oc(adapters.KindCompacted, "ses_P"), oc(adapters.KindCompacted, "ses_P"))
+	// Two compactions a minute apart, the second reported twice (Gateway and plugin).
+	later := oc(adapters.KindCompacted, "ses_P")
+	later.At = later.At.Add(time.Minute)
+	again := later
+	again.At = again.At.Add(2 * time.Second)
+	consume(t, s, result, oc(adapters.KindCompacted, "ses_P"), later, again)
 	if r := mustRun(t, s, "call_1"); r.Status != "completed" || r.Result != "Three callers." {
 		t.Fatalf("finished run: got %+v", r)
 	}
