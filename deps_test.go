@@ -15,11 +15,14 @@ var allowedInternal = map[string][]string{
 	"adapters":            {},
 	"adapters/claudecode": {"adapters"},
 	"adapters/opencode":   {"adapters"},
-	"kv":                  {},
-	"config":              {},
-	"inject":              {"kv"},
-	"proxy":               {"adapters", "kv", "inject"},
-	"":                    {"adapters", "adapters/claudecode", "adapters/opencode", "config", "kv", "inject", "proxy"},
+	"adapters/openclaw":   {"adapters"},
+	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.
+	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
+	"kv":                            {},
+	"config":                        {},
+	"inject":                        {"kv"},
+	"proxy":                         {"adapters", "kv", "inject"},
+	"":                              {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "kv", "inject", "proxy"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
@@ -31,6 +34,7 @@ var outsideHome = map[string][]string{
 	"github.com/hashicorp/go-hclog":    {"", "proxy"},
 	"github.com/mattn/go-isatty":       {""},
 	"github.com/r3labs/sse":            {"adapters/opencode"},
+	"github.com/gorilla/websocket":     {"adapters/openclaw", "adapters/openclaw/gatewaytest"},
 }
 
 // TestImportRules fails on a forbidden import edge between packages, or an outside library

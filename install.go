@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 )
 
@@ -23,7 +24,8 @@ type InstallCommand struct {
 
 // installUsage lists what `install` can set up.
 const installUsage = `usage: heirloom install claude-code [--project DIR] [--settings FILE] [--command CMD] [--dry-run]
-       heirloom install opencode [--project DIR] [--dry-run]`
+       heirloom install opencode [--project DIR] [--dry-run]
+       heirloom install openclaw [--url URL] [--dry-run]`
 
 // Run installs for the harness named by args[0].
 func (c *InstallCommand) Run(ctx context.Context, args []string) error {
@@ -36,6 +38,8 @@ func (c *InstallCommand) Run(ctx context.Context, args []string) error {
 		return c.claudeCode(args[1:])
 	case "opencode":
 		return c.openCode(args[1:])
+	case "openclaw":
+		return c.openClaw(args[1:])
 	default:
 		fmt.Fprintf(c.Stderr, "heirloom install: unknown harness %q\n%s\n", args[0], installUsage)
 		return errUsage
@@ -106,6 +110,31 @@ func (c *InstallCommand) openCode(args []string) error {
 	}
 	if !res.DryRun && res.Action != opencode.InstallUnchanged {
 		fmt.Fprintln(c.Stdout, "Restart OpenCode to load it, and point heirloom at the server: adapters.opencode.servers in config.yaml, or HEIRLOOM_ADAPTERS__OPENCODE__SERVERS=http://127.0.0.1:4096.")
+	}
+	return nil
+}
+
+// openClaw writes heirloom's plugin where OpenClaw discovers it and enables it in OpenClaw's
+// config, found as OpenClaw finds it (OPENCLAW_CONFIG_PATH, OPENCLAW_STATE_DIR, ~/.openclaw).
+func (c *InstallCommand) openClaw(args []string) error {
+	fs := flag.NewFlagSet("install openclaw", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	url := fs.String("url", "", "the sidecar URL the plugin calls (default: $HEIRLOOM_URL, else "+openclaw.DefaultSidecarURL+")")
+	dryRun := fs.Bool("dry-run", false, "print the change (the config as a diff); change nothing")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return errUsage
+	}
+	sidecar := *url
+	if sidecar == "" {
+		sidecar = os.Getenv("HEIRLOOM_URL")
+	}
+	// Install says what it did (or would do) on Out.
+	res, err := openclaw.Install(openclaw.InstallOptions{URL: sidecar, Token: os.Getenv("HEIRLOOM_TOKEN"), DryRun: *dryRun, Out: c.Stdout})
+	if err != nil {
+		return fmt.Errorf("install openclaw: %w", err)
+	}
+	if !res.DryRun && (res.PluginAction != openclaw.InstallUnchanged || res.ConfigAction != openclaw.InstallUnchanged) {
+		fmt.Fprintln(c.Stdout, "Restart the OpenClaw Gateway to load it (openclaw gateway restart), and start the sidecar with `heirloom serve`; the plugin fails open while the sidecar is down.")
 	}
 	return nil
 }

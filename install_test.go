@@ -46,3 +46,66 @@ func TestInstallCommands(t *testing.T) {
 		t.Fatalf("unknown harness: err %v, output %s", err, out)
 	}
 }
+
+// TestInstallOpenClaw runs `heirloom install openclaw` twice against a private HOME: the plugin
+// folder and the config entry land where OpenClaw reads them, the second run changes nothing,
+// --dry-run writes nothing, and --url / $HEIRLOOM_URL / $HEIRLOOM_TOKEN reach the config.
+func TestInstallOpenClaw(t *testing.T) {
+	home := t.TempDir()
+	run := func(env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(heirloomBin, args...)
+		cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("heirloom %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	state := filepath.Join(home, ".openclaw")
+	config := filepath.Join(state, "openclaw.json")
+
+	if out := run(nil, "install", "openclaw", "--dry-run"); !strings.Contains(out, "would create") || !strings.Contains(out, "+++ "+config) {
+		t.Fatalf("dry run: %s", out)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Fatalf("dry run created %s (stat: %v)", state, err)
+	}
+
+	out := run([]string{"HEIRLOOM_URL=http://127.0.0.1:7555", "HEIRLOOM_TOKEN=tok"}, "install", "openclaw")
+	if !strings.Contains(out, "installed plugin at "+filepath.Join(state, "extensions", "heirloom")) || !strings.Contains(out, "Restart the OpenClaw Gateway") {
+		t.Fatalf("first openclaw install: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(state, "extensions", "heirloom", "openclaw.plugin.json")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"allowConversationAccess": true`, `"url": "http://127.0.0.1:7555"`, `"token": "tok"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("openclaw.json lacks %s:\n%s", want, b)
+		}
+	}
+	if out := run([]string{"HEIRLOOM_URL=http://127.0.0.1:7555", "HEIRLOOM_TOKEN=tok"}, "install", "openclaw"); !strings.Contains(out, "already installed") || !strings.Contains(out, "config already set") || strings.Contains(out, "Restart") {
+		t.Fatalf("second openclaw install: %s", out)
+	}
+	if out := run(nil, "install", "openclaw", "--url", "http://127.0.0.1:7666"); !strings.Contains(out, "url http://127.0.0.1:7666") {
+		t.Fatalf("install with --url: %s", out)
+	}
+
+	// A JSON5 config is left alone, with the commands that make the change instead.
+	json5 := "{\n  // mine\n  gateway: { mode: 'local' },\n}\n"
+	if err := os.WriteFile(config, []byte(json5), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(heirloomBin, "install", "openclaw")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "openclaw config set plugins.entries.heirloom") {
+		t.Fatalf("JSON5 config: err %v, output %s", err, out)
+	}
+	if b, _ := os.ReadFile(config); string(b) != json5 {
+		t.Errorf("JSON5 config changed:\n%s", b)
+	}
+}

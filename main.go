@@ -23,6 +23,7 @@ Usage:
   heirloom runs [flags]               list sub-agent runs, newest first
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
+  heirloom install openclaw           add heirloom's plugin to OpenClaw's config (--url URL, --dry-run)
   heirloom config show [flags]        print the effective configuration and where each value came from
   heirloom config example             print a commented example config file
   heirloom version                    print the version

@@ -53,8 +53,8 @@ type Event struct {
 	// Scope is the memory scope the harness names for the session (OpenClaw: the agentId in its
 	// session key). Empty means the configured scope.
 	Scope string
-	Kind    Kind   // what it means
-	Name    string // the harness's own name for the event (Claude Code: hook_event_name)
+	Kind  Kind   // what it means
+	Name  string // the harness's own name for the event (Claude Code: hook_event_name)
 
 	// SessionID is the harness-native id of the session the event belongs to. For Claude Code this
 	// is always the top-level session, even for events a sub-agent caused.

@@ -12,3 +12,31 @@
 // Decoding is pure: bytes in, events out, no I/O and no state, so a frame decodes the same
 // whether it arrives live or as part of the resync the client makes after every (re)connect.
 package openclaw
+
+import "github.com/heirloom-dev/heirloom/adapters"
+
+// Adapter is what the sidecar's HTTP side needs of OpenClaw without a Gateway connection: it
+// decodes what heirloom's plugin posts and reads session keys. The zero value is ready to use.
+type Adapter struct{}
+
+// Harness returns "openclaw".
+func (Adapter) Harness() string { return Harness }
+
+// DecodeHook decodes one body the plugin posted to /hooks/openclaw; see DecodeHook.
+func (Adapter) DecodeHook(body []byte) (adapters.Event, error) { return DecodeHook(body) }
+
+// ScopeOf returns the agentId of a session key, the memory scope of its session; "" when the
+// key does not parse.
+func (Adapter) ScopeOf(key string) string {
+	k, err := ParseSessionKey(key)
+	if err != nil {
+		return ""
+	}
+	return k.AgentID
+}
+
+// IsSubagent reports whether a session key names a sub-agent (agent:<id>:subagent:<uuid>).
+func (Adapter) IsSubagent(key string) bool {
+	k, err := ParseSessionKey(key)
+	return err == nil && k.IsSubagent()
+}

@@ -1,0 +1,928 @@
+package openclaw
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// PluginID is the id of heirloom's OpenClaw plugin: its manifest id, its folder under
+// OpenClaw's extensions dir and its key under plugins.entries in openclaw.json.
+const PluginID = "heirloom"
+
+// DefaultSidecarURL is the sidecar URL the plugin is configured with when InstallOptions.URL is empty.
+const DefaultSidecarURL = "http://127.0.0.1:7433"
+
+// pluginFileNames are the files of the plugin folder, as embedded and as installed.
+var pluginFileNames = []string{"openclaw.plugin.json", "package.json", "index.js"}
+
+//go:embed plugin/openclaw.plugin.json plugin/package.json plugin/index.js
+var pluginFS embed.FS
+
+// PluginFiles returns the files Install writes into the plugin folder, by name: a copy of
+// plugin/ as embedded in the binary.
+func PluginFiles() map[string][]byte {
+	files := make(map[string][]byte, len(pluginFileNames))
+	for _, name := range pluginFileNames {
+		b, err := pluginFS.ReadFile("plugin/" + name)
+		if err != nil {
+			panic("openclaw: embedded plugin file missing: " + name) // a build defect, not input
+		}
+		files[name] = b
+	}
+	return files
+}
+
+// InstallOptions says how Install finds OpenClaw and what it configures.
+type InstallOptions struct {
+	// URL is the sidecar URL the plugin calls (plugins.entries.heirloom.config.url): an
+	// absolute http or https URL. "" means DefaultSidecarURL.
+	URL string
+	// Token, when set, is written as plugins.entries.heirloom.config.token (heirloom's
+	// HEIRLOOM_TOKEN). "" leaves a token already configured there as it is.
+	Token string
+	// Getenv reads the environment OpenClaw's paths come from (OPENCLAW_CONFIG_PATH,
+	// OPENCLAW_STATE_DIR, OPENCLAW_HOME, HOME, USERPROFILE, OPENCLAW_NIX_MODE,
+	// OPENCLAW_CONFIG_READONLY); nil means os.Getenv.
+	Getenv func(string) string
+	// DryRun reports on Out what would change, the config change as a unified diff, and
+	// writes nothing.
+	DryRun bool
+	// Out receives one line per action taken (or, with DryRun, that would be); nil discards it.
+	Out io.Writer
+	// Now stamps backup names; nil means time.Now.
+	Now func() time.Time
+}
+
+// InstallAction is what Install did (or, with DryRun, would do) to a file or folder.
+type InstallAction string
+
+// The actions of InstallResult.
+const (
+	InstallCreated   InstallAction = "created"   // it did not exist; it was written
+	InstallUpdated   InstallAction = "updated"   // it differed; it was backed up, then replaced
+	InstallUnchanged InstallAction = "unchanged" // it already held this; nothing was written
+)
+
+// InstallResult says what Install did.
+type InstallResult struct {
+	// PluginDir is the plugin folder: <extensions dir>/heirloom (see Paths).
+	PluginDir    string
+	PluginAction InstallAction
+	// PluginBackup is where the replaced folder was moved (PluginDir + ".backup-" + a UTC
+	// timestamp: a name OpenClaw's discovery skips); "" unless PluginAction is
+	// InstallUpdated and DryRun is false.
+	PluginBackup string
+	// ConfigPath is OpenClaw's active config file (see Paths).
+	ConfigPath   string
+	ConfigAction InstallAction // "" when the config was not changed because of an error
+	// ConfigBackup is the copy of the previous config (ConfigPath + ".bak-" + a UTC
+	// timestamp); "" unless ConfigAction is InstallUpdated and DryRun is false.
+	ConfigBackup string
+	DryRun       bool
+}
+
+// ManualConfigError is returned by Install when it will not edit OpenClaw's config file itself:
+// the file is JSON5 (which strict JSON cannot round-trip without losing comments), routes the
+// plugins section through $include, or is managed externally. The plugin folder is in place
+// (unless DryRun); the config change is left to OpenClaw's own commands.
+type ManualConfigError struct {
+	Path     string   // the config file
+	Reason   string   // why Install left it alone
+	Commands []string // shell commands that make the same change through OpenClaw's CLI
+	Snippet  string   // the plugins.entries.heirloom object to merge by hand, as JSON
+}
+
+func (e *ManualConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "openclaw config %s left unchanged: %s.\n", e.Path, e.Reason)
+	if len(e.Commands) > 0 {
+		b.WriteString("Make the change with OpenClaw's own CLI instead (with the same OPENCLAW_* environment):\n")
+		for _, c := range e.Commands {
+			b.WriteString("  " + c + "\n")
+		}
+		b.WriteString(`If plugins.allow is set in that file, also add "` + PluginID + `" to it (openclaw config get plugins.allow; openclaw config set plugins.allow '[…, "` + PluginID + `"]' --strict-json).` + "\n")
+	}
+	b.WriteString("The entry to merge under plugins.entries." + PluginID + ":\n" + e.Snippet)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Paths are where OpenClaw keeps what Install touches.
+type Paths struct {
+	// Config is the active config file, resolved as OpenClaw 2026.9 does: $OPENCLAW_CONFIG_PATH
+	// when set; else the first that exists of openclaw.json and the legacy clawdbot.json in
+	// $OPENCLAW_STATE_DIR (when set), then in ~/.openclaw, then in ~/.clawdbot; else
+	// openclaw.json in the state dir (State).
+	Config string
+	// State is the state dir: $OPENCLAW_STATE_DIR when set; else ~/.openclaw, or the legacy
+	// ~/.clawdbot when only that exists.
+	State string
+	// Extensions is the global plugin root OpenClaw discovers plugin folders in:
+	// $OPENCLAW_STATE_DIR/extensions when set; else the config file's dir + /extensions when
+	// $OPENCLAW_CONFIG_PATH is set; else ~/.openclaw/extensions.
+	Extensions string
+}
+
+// ResolvePaths finds OpenClaw's config file, state dir and extensions dir from the environment
+// exactly as OpenClaw does. Home is $OPENCLAW_HOME (a leading ~ expanded against $HOME), else
+// $HOME, else $USERPROFILE, else the OS's home; a leading ~ in OPENCLAW_STATE_DIR or
+// OPENCLAW_CONFIG_PATH means that home, and relative paths are taken from the working dir.
+// getenv nil means os.Getenv.
+func ResolvePaths(getenv func(string) string) (Paths, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	home, err := openclawHome(env)
+	if err != nil {
+		return Paths{}, err
+	}
+	userPath := func(p string) (string, error) {
+		if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+			p = home + p[1:]
+		}
+		return filepath.Abs(p)
+	}
+	var p Paths
+	var stateOverride, configOverride string
+	if v := env("OPENCLAW_STATE_DIR"); v != "" {
+		if stateOverride, err = userPath(v); err != nil {
+			return p, fmt.Errorf("OPENCLAW_STATE_DIR: %w", err)
+		}
+	}
+	if v := env("OPENCLAW_CONFIG_PATH"); v != "" {
+		if configOverride, err = userPath(v); err != nil {
+			return p, fmt.Errorf("OPENCLAW_CONFIG_PATH: %w", err)
+		}
+	}
+	newDir, legacyDir := filepath.Join(home, ".openclaw"), filepath.Join(home, ".clawdbot")
+
+	switch {
+	case stateOverride != "":
+		p.State = stateOverride
+	case statExists(newDir) || !statExists(legacyDir):
+		p.State = newDir
+	default:
+		p.State = legacyDir
+	}
+
+	switch {
+	case stateOverride != "":
+		p.Extensions = filepath.Join(stateOverride, "extensions")
+	case configOverride != "":
+		p.Extensions = filepath.Join(filepath.Dir(configOverride), "extensions")
+	default:
+		p.Extensions = filepath.Join(newDir, "extensions")
+	}
+
+	if configOverride != "" {
+		p.Config = configOverride
+		return p, nil
+	}
+	var candidates []string
+	for _, dir := range []string{stateOverride, newDir, legacyDir} {
+		if dir != "" {
+			candidates = append(candidates, filepath.Join(dir, "openclaw.json"), filepath.Join(dir, "clawdbot.json"))
+		}
+	}
+	for _, c := range candidates {
+		if statExists(c) {
+			p.Config = c
+			return p, nil
+		}
+	}
+	p.Config = filepath.Join(p.State, "openclaw.json")
+	return p, nil
+}
+
+// openclawHome is the home dir OpenClaw resolves paths against.
+func openclawHome(env func(string) string) (string, error) {
+	valid := func(v string) string {
+		if v == "undefined" || v == "null" {
+			return ""
+		}
+		return v
+	}
+	osHome := cmp.Or(valid(env("HOME")), valid(env("USERPROFILE")))
+	if osHome == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the home dir OpenClaw uses: set OPENCLAW_HOME or HOME: %w", err)
+		}
+		osHome = h
+	}
+	home := valid(env("OPENCLAW_HOME"))
+	switch {
+	case home == "":
+		home = osHome
+	case home == "~" || strings.HasPrefix(home, "~/") || strings.HasPrefix(home, `~\`):
+		home = osHome + home[1:]
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return "", fmt.Errorf("home dir %s: %w", home, err)
+	}
+	return abs, nil
+}
+
+// Install writes heirloom's plugin where OpenClaw discovers it, <extensions dir>/heirloom (see
+// Paths), and merges into OpenClaw's config file:
+//
+//	plugins.entries.heirloom.enabled                       true
+//	plugins.entries.heirloom.hooks.allowConversationAccess true (its typed hooks need it)
+//	plugins.entries.heirloom.config.url                    opts.URL
+//	plugins.entries.heirloom.config.token                  opts.Token, when set
+//	plugins.allow                                          + "heirloom", only when that
+//	                                                       allowlist exists and is non-empty
+//
+// keeping every other setting and the order of keys. It never creates plugins.allow: OpenClaw
+// treats any allowlist as exclusive, and one naming only heirloom would disable every bundled
+// plugin. A plugin listed in plugins.deny is an error: that choice is the user's to undo.
+//
+// It is idempotent: a folder or config that already holds this leaves the file alone. A folder
+// that differs is moved aside to a backup OpenClaw does not load, a config that changes is
+// copied to a backup first, and both are written through temp files and renames, so OpenClaw
+// never sees half of either. With DryRun nothing is written and Out gets the change.
+//
+// A config that is JSON5 rather than strict JSON, that reaches plugins through $include, or that
+// OpenClaw treats as read-only (OPENCLAW_NIX_MODE=1, OPENCLAW_CONFIG_READONLY=1) is left as it
+// is: Install still writes the plugin folder, then returns a *ManualConfigError naming the
+// `openclaw config set` commands that make the change. A running Gateway loads a new plugin
+// folder when it restarts.
+func Install(opts InstallOptions) (InstallResult, error) {
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	sidecar, err := sidecarURL(opts.URL)
+	if err != nil {
+		return InstallResult{}, err
+	}
+	paths, err := ResolvePaths(opts.Getenv)
+	if err != nil {
+		return InstallResult{}, err
+	}
+	res := InstallResult{PluginDir: filepath.Join(paths.Extensions, PluginID), ConfigPath: paths.Config, DryRun: opts.DryRun}
+
+	// Plan the config change first: a config Install must refuse leaves nothing written.
+	plan, cfgErr := planConfig(paths.Config, sidecar, opts.Token, opts.Getenv)
+	var manual *ManualConfigError
+	if cfgErr != nil && !errors.As(cfgErr, &manual) {
+		return res, cfgErr
+	}
+
+	if err := installPlugin(&res, opts.DryRun, now, out); err != nil {
+		return res, err
+	}
+	if manual != nil {
+		return res, manual
+	}
+	for _, note := range plan.notes {
+		fmt.Fprintf(out, "openclaw: note: %s\n", note)
+	}
+	if err := applyConfig(&res, plan, opts.DryRun, now, out); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// sidecarURL validates the URL the plugin is configured with.
+func sidecarURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return DefaultSidecarURL, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("sidecar url %q: want an absolute http:// or https:// URL", raw)
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+// installPlugin writes the plugin folder (or, with dryRun, reports what it would do).
+func installPlugin(res *InstallResult, dryRun bool, now func() time.Time, out io.Writer) error {
+	dir := res.PluginDir
+	files := PluginFiles()
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		res.PluginAction = InstallCreated
+	case err != nil:
+		return fmt.Errorf("read installed plugin: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("plugin folder %s is a symlink (a linked checkout?): heirloom will not write through it; remove the link to install a copy, or update the checkout yourself", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("plugin folder %s exists and is not a directory; move it away first", dir)
+	default:
+		res.PluginAction = InstallUnchanged
+		for _, name := range pluginFileNames {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(b, files[name]) {
+				res.PluginAction = InstallUpdated
+				break
+			}
+		}
+	}
+	switch {
+	case res.PluginAction == InstallUnchanged:
+		fmt.Fprintf(out, "openclaw: plugin already installed at %s\n", dir)
+		return nil
+	case dryRun && res.PluginAction == InstallCreated:
+		fmt.Fprintf(out, "openclaw: would create plugin folder %s (%s)\n", dir, strings.Join(pluginFileNames, ", "))
+		return nil
+	case dryRun:
+		fmt.Fprintf(out, "openclaw: would move %s aside to %s.backup-<time> and write the new plugin (%s)\n", dir, dir, strings.Join(pluginFileNames, ", "))
+		return nil
+	}
+
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create extensions dir: %w", err)
+	}
+	// The temp folder's name contains ".disabled", which OpenClaw's discovery skips: a Gateway
+	// scanning meanwhile never sees a second, half-written heirloom.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+PluginID+"-*.disabled")
+	if err != nil {
+		return fmt.Errorf("write plugin: %w", err)
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("write plugin: %w", err)
+	}
+	for _, name := range pluginFileNames {
+		if err := os.WriteFile(filepath.Join(tmp, name), files[name], 0o644); err != nil {
+			return fmt.Errorf("write plugin: %w", err)
+		}
+	}
+	if res.PluginAction == InstallUpdated {
+		backup, err := freeName(dir+".backup-"+now().UTC().Format("20060102T150405Z"), "")
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(dir, backup); err != nil {
+			return fmt.Errorf("back up plugin folder: %w", err)
+		}
+		res.PluginBackup = backup
+		fmt.Fprintf(out, "openclaw: moved the previous plugin folder %s to %s\n", dir, backup)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("write plugin %s: %w", dir, err)
+	}
+	fmt.Fprintf(out, "openclaw: %s plugin at %s\n", map[InstallAction]string{InstallCreated: "installed", InstallUpdated: "updated"}[res.PluginAction], dir)
+	return nil
+}
+
+// configPlan is a config change worked out but not yet written.
+type configPlan struct {
+	path       string // the file to write: the config path with symlinks resolved
+	before     []byte // its content; nil when it does not exist
+	after      []byte // the content to write
+	shown      []byte // after with the token masked, for a dry run's diff
+	url        string // the sidecar URL configured
+	changed    bool
+	notes      []string // things the user should know (settings Install does not override)
+	mode       fs.FileMode
+	fileExists bool
+}
+
+// planConfig works out the new config. It returns a *ManualConfigError when the file must be
+// left to OpenClaw's own commands.
+func planConfig(path, sidecar, token string, getenv func(string) string) (configPlan, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	plan := configPlan{path: path, mode: 0o600, url: sidecar}
+	entry := newJSONObject()
+	entry.set("enabled", true)
+	hooks := newJSONObject()
+	hooks.set("allowConversationAccess", true)
+	entry.set("hooks", hooks)
+	config := newJSONObject()
+	config.set("url", sidecar)
+	if token != "" {
+		config.set("token", "<your HEIRLOOM_TOKEN>") // the snippet never shows the secret
+	}
+	entry.set("config", config)
+	manual := func(reason string, commands bool) *ManualConfigError {
+		e := &ManualConfigError{Path: path, Reason: reason, Snippet: string(encodeJSON(entry, "  ")) + "\n"}
+		if commands {
+			body := newJSONObject()
+			body.set("enabled", true)
+			body.set("hooks", hooks)
+			body.set("config", map1("url", sidecar))
+			e.Commands = append(e.Commands, "openclaw config set plugins.entries."+PluginID+" "+shellQuote(string(encodeJSON(body, "")))+" --strict-json --merge")
+			if token != "" {
+				e.Commands = append(e.Commands, "openclaw config set plugins.entries."+PluginID+`.config.token "$HEIRLOOM_TOKEN"`)
+			}
+		}
+		return e
+	}
+	for _, k := range []string{"OPENCLAW_NIX_MODE", "OPENCLAW_CONFIG_READONLY"} {
+		if strings.TrimSpace(getenv(k)) == "1" {
+			return plan, manual("OpenClaw treats it as read-only ("+k+"=1); add the entry below in the source that manages it", false)
+		}
+	}
+
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		plan.path = target // edit a symlinked config (a dotfiles repo) in place
+	}
+	before, err := os.ReadFile(plan.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		before = nil
+	case err != nil:
+		return plan, fmt.Errorf("read openclaw config: %w", err)
+	default:
+		plan.fileExists = true
+		if fi, err := os.Stat(plan.path); err == nil {
+			plan.mode = fi.Mode().Perm()
+		}
+	}
+	plan.before = before
+
+	text := bytes.TrimPrefix(before, []byte("\xef\xbb\xbf"))
+	root := newJSONObject()
+	if len(bytes.TrimSpace(text)) > 0 {
+		if !json.Valid(text) {
+			return plan, manual("it is not strict JSON (JSON5: comments, unquoted keys, trailing commas?), and rewriting it here would drop its comments", true)
+		}
+		v, err := parseJSON(text)
+		if err != nil {
+			return plan, fmt.Errorf("read openclaw config %s: %w", path, err)
+		}
+		obj, ok := v.(*jsonObject)
+		if !ok {
+			return plan, fmt.Errorf("openclaw config %s is not a JSON object; fix or move it first", path)
+		}
+		root = obj
+	}
+	original := encodeJSON(root, "")
+
+	// Walk plugins → entries → heirloom → hooks/config, refusing anything routed through
+	// $include (OpenClaw writes through includes itself) or of the wrong type.
+	const include = "$include"
+	if root.has(include) {
+		return plan, manual("it is split with a root $include, which OpenClaw writes through itself", true)
+	}
+	plugins, err := childObject(root, "plugins", "plugins")
+	if err != nil {
+		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
+	}
+	entries, err := childObject(plugins, "entries", "plugins.entries")
+	if err != nil {
+		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
+	}
+	ours, err := childObject(entries, PluginID, "plugins.entries."+PluginID)
+	if err != nil {
+		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
+	}
+	ours.set("enabled", true) // first, so a new entry reads enabled, hooks, config
+	ourHooks, err := childObject(ours, "hooks", "plugins.entries."+PluginID+".hooks")
+	if err != nil {
+		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
+	}
+	ourConfig, err := childObject(ours, "config", "plugins.entries."+PluginID+".config")
+	if err != nil {
+		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
+	}
+	for name, o := range map[string]*jsonObject{"plugins": plugins, "plugins.entries": entries, "plugins.entries." + PluginID: ours, "plugins.entries." + PluginID + ".hooks": ourHooks, "plugins.entries." + PluginID + ".config": ourConfig} {
+		if o.has(include) {
+			return plan, manual(name+" is read through $include, which OpenClaw writes through itself", true)
+		}
+	}
+	if deny, ok := plugins.get("deny"); ok {
+		if list, ok := deny.([]any); ok && slices.Contains(list, any(PluginID)) {
+			return plan, fmt.Errorf("openclaw config %s: plugins.deny lists %q; remove it from plugins.deny first if you want heirloom", path, PluginID)
+		}
+	}
+	if v, ok := plugins.get("enabled"); ok && v == false {
+		plan.notes = append(plan.notes, "plugins.enabled is false in "+path+": OpenClaw loads no plugin, heirloom's included, until it is true")
+	}
+	if v, ok := ourHooks.get("allowPromptInjection"); ok && v == false {
+		plan.notes = append(plan.notes, "plugins.entries."+PluginID+".hooks.allowPromptInjection is false: heirloom cannot add context to prompts until it is removed")
+	}
+
+	ourHooks.set("allowConversationAccess", true)
+	ourConfig.set("url", sidecar)
+	if token != "" {
+		ourConfig.set("token", token)
+	}
+	if allow, ok := plugins.get("allow"); ok {
+		if list, ok := allow.([]any); ok && len(list) > 0 && !slices.Contains(list, any(PluginID)) {
+			plugins.set("allow", append(list, PluginID))
+		}
+	}
+
+	indent := detectIndent(text)
+	plan.after = append(encodeJSON(root, indent), '\n')
+	plan.shown = plan.after
+	if token != "" {
+		ourConfig.set("token", "<HEIRLOOM_TOKEN>")
+		plan.shown = append(encodeJSON(root, indent), '\n')
+		ourConfig.set("token", token)
+	}
+	plan.changed = !plan.fileExists || !bytes.Equal(original, encodeJSON(root, ""))
+	return plan, nil
+}
+
+// applyConfig writes the planned config (or, with dryRun, prints it as a diff).
+func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() time.Time, out io.Writer) error {
+	switch {
+	case !plan.changed:
+		res.ConfigAction = InstallUnchanged
+		fmt.Fprintf(out, "openclaw: config already set in %s\n", res.ConfigPath)
+		return nil
+	case plan.fileExists:
+		res.ConfigAction = InstallUpdated
+	default:
+		res.ConfigAction = InstallCreated
+	}
+	if dryRun {
+		verb := map[InstallAction]string{InstallCreated: "create", InstallUpdated: "back up and change"}[res.ConfigAction]
+		fmt.Fprintf(out, "openclaw: would %s %s:\n", verb, res.ConfigPath)
+		writeUnifiedDiff(out, plan.path, plan.before, plan.shown)
+		return nil
+	}
+	if plan.fileExists {
+		backup, err := freeName(plan.path+".bak-"+now().UTC().Format("20060102T150405Z"), "")
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(backup, plan.before, plan.mode); err != nil {
+			return fmt.Errorf("back up openclaw config: %w", err)
+		}
+		res.ConfigBackup = backup
+		fmt.Fprintf(out, "openclaw: backed up %s to %s\n", res.ConfigPath, backup)
+	}
+	if err := os.MkdirAll(filepath.Dir(plan.path), 0o700); err != nil {
+		return fmt.Errorf("create openclaw config dir: %w", err)
+	}
+	if err := writeFileAtomic(plan.path, plan.after, plan.mode); err != nil {
+		return fmt.Errorf("write openclaw config: %w", err)
+	}
+	fmt.Fprintf(out, "openclaw: %s %s: plugins.entries.%s enabled, with conversation access, url %s\n",
+		map[InstallAction]string{InstallCreated: "created", InstallUpdated: "updated"}[res.ConfigAction], res.ConfigPath, PluginID, plan.url)
+	return nil
+}
+
+// childObject returns parent[key] as an object, adding an empty one when it is absent.
+func childObject(parent *jsonObject, key, name string) (*jsonObject, error) {
+	v, ok := parent.get(key)
+	if !ok || v == nil {
+		o := newJSONObject()
+		parent.set(key, o)
+		return o, nil
+	}
+	o, ok := v.(*jsonObject)
+	if !ok {
+		return nil, fmt.Errorf("%s is not an object", name)
+	}
+	return o, nil
+}
+
+// freeName returns base+suffix, or base.N+suffix for the first N that does not exist yet.
+func freeName(base, suffix string) (string, error) {
+	for i := 0; i < 100; i++ {
+		name := base + suffix
+		if i > 0 {
+			name = fmt.Sprintf("%s.%d%s", base, i, suffix)
+		}
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("back up %s: too many backups this second", base)
+}
+
+// writeFileAtomic writes data to path through a temp file in the same dir and a rename.
+func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(mode)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// statExists reports whether path names anything.
+func statExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// jsonObject is a JSON object that keeps its keys in order, so a config file is rewritten with
+// its settings where they were.
+type jsonObject struct {
+	keys []string
+	vals map[string]any // nil, bool, json.Number, string, []any, *jsonObject
+}
+
+func newJSONObject() *jsonObject { return &jsonObject{vals: map[string]any{}} }
+
+// map1 returns an object with one key.
+func map1(k string, v any) *jsonObject {
+	o := newJSONObject()
+	o.set(k, v)
+	return o
+}
+
+func (o *jsonObject) has(k string) bool { _, ok := o.vals[k]; return ok }
+
+func (o *jsonObject) get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
+
+// set replaces k's value in place, or appends k.
+func (o *jsonObject) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+// parseJSON decodes one strict-JSON value, objects as *jsonObject and numbers as json.Number.
+// A repeated key keeps its first position and its last value, as JavaScript does.
+func parseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseJSONValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the top-level value")
+	}
+	return v, nil
+}
+
+func parseJSONValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	switch d {
+	case '{':
+		o := newJSONObject()
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			k, _ := kt.(string)
+			v, err := parseJSONValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			o.set(k, v)
+		}
+		_, err := dec.Token()
+		return o, err
+	case '[':
+		list := []any{}
+		for dec.More() {
+			v, err := parseJSONValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		_, err := dec.Token()
+		return list, err
+	}
+	return nil, fmt.Errorf("unexpected %v", d)
+}
+
+// encodeJSON encodes v; indent "" means compact.
+func encodeJSON(v any, indent string) []byte {
+	var b bytes.Buffer
+	encodeJSONValue(&b, v, indent, 0)
+	return b.Bytes()
+}
+
+func encodeJSONValue(b *bytes.Buffer, v any, indent string, depth int) {
+	newline := func(d int) {
+		if indent != "" {
+			b.WriteByte('\n')
+			b.WriteString(strings.Repeat(indent, d))
+		}
+	}
+	colon := ":"
+	if indent != "" {
+		colon = ": "
+	}
+	switch x := v.(type) {
+	case *jsonObject:
+		if len(x.keys) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteByte('{')
+		for i, k := range x.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			newline(depth + 1)
+			encodeJSONString(b, k)
+			b.WriteString(colon)
+			encodeJSONValue(b, x.vals[k], indent, depth+1)
+		}
+		newline(depth)
+		b.WriteByte('}')
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			newline(depth + 1)
+			encodeJSONValue(b, e, indent, depth+1)
+		}
+		newline(depth)
+		b.WriteByte(']')
+	case string:
+		encodeJSONString(b, x)
+	case json.Number:
+		b.WriteString(x.String())
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case nil:
+		b.WriteString("null")
+	default: // not produced by parseJSON; encoded as encoding/json would
+		enc, _ := json.Marshal(x)
+		b.Write(enc)
+	}
+}
+
+// encodeJSONString writes s as a JSON string without HTML escaping (URLs keep their '&').
+func encodeJSONString(b *bytes.Buffer, s string) {
+	var sb bytes.Buffer
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Write(bytes.TrimSuffix(sb.Bytes(), []byte("\n")))
+}
+
+// indentPattern finds the indentation of a file's first indented line.
+var indentPattern = regexp.MustCompile(`\n([ \t]+)\S`)
+
+// detectIndent returns the indentation unit a JSON text uses, "  " when it shows none.
+func detectIndent(text []byte) string {
+	if m := indentPattern.FindSubmatch(text); m != nil {
+		return string(m[1])
+	}
+	return "  "
+}
+
+// writeUnifiedDiff writes a unified diff of old → new (old nil: a new file) with three lines
+// of context.
+func writeUnifiedDiff(w io.Writer, path string, old, new []byte) {
+	a, b := diffLines(old), diffLines(new)
+	from := path
+	if old == nil {
+		from = "/dev/null"
+	}
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", from, path)
+	ops := lineDiff(a, b)
+	const ctx = 3
+	for i := 0; i < len(ops); {
+		if ops[i].kind == ' ' {
+			i++
+			continue
+		}
+		start, end := max(0, i-ctx), i
+		for j := i; j < len(ops); j++ {
+			if ops[j].kind != ' ' {
+				end = j + 1
+			} else if j-end >= 2*ctx {
+				break
+			}
+		}
+		end = min(len(ops), end+ctx)
+		aN, bN := 0, 0
+		for _, op := range ops[start:end] {
+			if op.kind != '+' {
+				aN++
+			}
+			if op.kind != '-' {
+				bN++
+			}
+		}
+		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(ops[start].a, aN), hunkRange(ops[start].b, bN))
+		for _, op := range ops[start:end] {
+			fmt.Fprintf(w, "%c%s\n", op.kind, op.text)
+		}
+		i = end
+	}
+}
+
+// hunkRange formats a unified-diff range: start is 0-based, n the length.
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+// diffLines splits data into lines without their newlines.
+func diffLines(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// diffOp is one line of a diff: kind ' ', '-' or '+', at 0-based lines a and b.
+type diffOp struct {
+	kind rune
+	text string
+	a, b int
+}
+
+// lineDiff returns the edit script from a to b through a longest common subsequence
+// (quadratic; past a few thousand lines each it reports everything replaced).
+func lineDiff(a, b []string) []diffOp {
+	var ops []diffOp
+	if len(a)*len(b) > 4<<20 {
+		for i, s := range a {
+			ops = append(ops, diffOp{'-', s, i, 0})
+		}
+		for j, s := range b {
+			ops = append(ops, diffOp{'+', s, len(a), j})
+		}
+		return ops
+	}
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			ops = append(ops, diffOp{' ', a[i], i, j})
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, diffOp{'-', a[i], i, j})
+			i++
+		default:
+			ops = append(ops, diffOp{'+', b[j], i, j})
+			j++
+		}
+	}
+	return ops
+}
