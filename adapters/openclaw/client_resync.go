@@ -1,0 +1,208 @@
+package openclaw
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+)
+
+// listParams are the params of a resync's sessions.list (SessionsListParamsSchema is a closed
+// object: limit, offset, sortBy, spawnedBy, agentId, excludeSubagents, archived, …; there is no
+// includeSubagents, and sub-agents are listed unless excludeSubagents is set).
+type listParams struct {
+	Limit int `json:"limit"`
+}
+
+// follow subscribes to session events, resyncs, then hands the queued events to the Sink, in
+// order, until the connection ends or ctx does. It returns why it stopped.
+//
+// The subscription comes first, so that nothing falls between the snapshot and the stream:
+// events that arrive while the resync runs wait in the queue and follow the resync's events.
+// sessions.subscribe {} only subscribes; the list is a request of its own.
+func (c *Client) follow(ctx context.Context, cn *conn) error {
+	if _, err := c.call(ctx, cn, "sessions.subscribe", struct{}{}); err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	if err := c.resync(ctx, cn); err != nil {
+		return err
+	}
+	for {
+		if it, ok := cn.events.pop(); ok {
+			if err := c.dispatch(ctx, cn, it); err != nil {
+				return err
+			}
+			continue
+		}
+		select {
+		case <-cn.events.ready:
+		case <-cn.done:
+			// Hand on what was read before the end; the resyncs it asked for need a
+			// connection, and the next one resyncs anyway.
+			for ctx.Err() == nil {
+				it, ok := cn.events.pop()
+				if !ok {
+					break
+				}
+				if !it.resync {
+					c.event(ctx, it.frame)
+				}
+			}
+			return cn.ended()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// dispatch handles one queued item; an error ends the connection.
+func (c *Client) dispatch(ctx context.Context, cn *conn, it queued) error {
+	if it.resync {
+		if n := c.stats.gap.Load(); isPow2(n) {
+			c.logf("openclaw %s: the Gateway skipped events %d–%d (%d gaps so far); resyncing",
+				c.URL, it.gap[0], it.gap[1]-1, n)
+		}
+		return c.resync(ctx, cn)
+	}
+	c.event(ctx, it.frame)
+	return nil
+}
+
+// event decodes one event frame and hands its events to the Sink. A malformed payload is
+// counted, logged at growing intervals, and skipped.
+func (c *Client) event(ctx context.Context, f Frame) {
+	if f.Event == "shutdown" {
+		var p struct {
+			Reason            string `json:"reason"`
+			RestartExpectedMs int64  `json:"restartExpectedMs"`
+		}
+		_ = json.Unmarshal(f.Payload, &p)
+		restart := ""
+		if p.RestartExpectedMs > 0 {
+			restart = fmt.Sprintf("; restart expected in %d ms", p.RestartExpectedMs)
+		}
+		c.logf("openclaw %s: the Gateway is shutting down (%s%s)", c.URL, p.Reason, restart)
+		return
+	}
+	evs, err := DecodeEvent(f.Event, f.Payload)
+	if err != nil {
+		c.malformed(f.Event+" event", err)
+		return
+	}
+	c.consume(ctx, evs)
+}
+
+// call makes one request on cn, bounded by RequestTimeout.
+func (c *Client) call(ctx context.Context, cn *conn, method string, params any) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout)
+	defer cancel()
+	return cn.request(ctx, method, params)
+}
+
+// resync reads the Gateway's sessions back after a (re)connect or a gap in the events, because
+// the Gateway replays nothing: sessions.list (the ListLimit most recently updated sessions, as
+// DecodeSessionList sees them), then sessions.describe for sub-agents the list names without a
+// parent, bounded by ResyncSessions. A list that fails in transit is returned: the connection
+// is dropped and made again. A list the Gateway refuses, and malformed replies, are counted and
+// skipped: they would fail the same way again. A failed describe is counted and retried at the
+// next resync.
+func (c *Client) resync(ctx context.Context, cn *conn) error {
+	payload, err := c.call(ctx, cn, "sessions.list", listParams{Limit: c.listLimit})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.stats.resyncErrors.Add(1)
+		var re *RequestError
+		if errors.As(err, &re) {
+			c.logf("openclaw %s: resync: %v", c.URL, err)
+			return nil
+		}
+		return fmt.Errorf("resync: %w", err)
+	}
+	evs, err := DecodeSessionList(payload)
+	if err != nil {
+		c.malformed("sessions.list reply", err)
+		return nil
+	}
+	c.consume(ctx, evs)
+	if err := c.describeOrphans(ctx, cn, evs); err != nil {
+		return err
+	}
+	c.stats.resyncs.Add(1)
+	return nil
+}
+
+// describeOrphans calls sessions.describe for the sub-agent sessions in evs (a session list)
+// that name no parent, in list order, at most resyncLimit of them, skipping those described at
+// an earlier resync (spawnedBy is written once, at creation: a second answer would say the
+// same). It returns an error only when the connection or ctx ended.
+func (c *Client) describeOrphans(ctx context.Context, cn *conn, evs []adapters.Event) error {
+	if c.resyncLimit < 0 {
+		return nil
+	}
+	parented := make(map[string]bool, len(evs))
+	var orphans []string
+	for _, ev := range evs {
+		switch {
+		case ev.SessionID == "" || parented[ev.SessionID]:
+		case ev.ParentSessionID != "":
+			parented[ev.SessionID] = true
+		default:
+			if k, err := ParseSessionKey(ev.SessionID); err == nil && k.IsSubagent() {
+				orphans = append(orphans, ev.SessionID)
+			}
+		}
+	}
+	next := make(map[string]bool, len(orphans))
+	ended := false
+	defer func() {
+		if ended { // the rest of the list was not looked at: forget nothing yet
+			for key := range c.described {
+				next[key] = true
+			}
+		}
+		c.described = next
+	}()
+	fetched := 0
+	for _, key := range orphans {
+		if parented[key] || next[key] {
+			continue
+		}
+		if c.described[key] {
+			next[key] = true
+			continue
+		}
+		if fetched >= c.resyncLimit {
+			continue
+		}
+		fetched++
+		payload, err := c.call(ctx, cn, "sessions.describe", describeParams{Key: key})
+		if err != nil {
+			if ctx.Err() != nil {
+				ended = true
+				return ctx.Err()
+			}
+			if errors.Is(err, ErrNotConnected) || errors.Is(err, context.DeadlineExceeded) {
+				// Gone, or not answering within RequestTimeout while still ticking: either way
+				// the connection is of no more use.
+				ended = true
+				return fmt.Errorf("resync: %w", err)
+			}
+			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
+				c.logf("openclaw %s: resync: %v (%d failures so far; retried at the next resync)", c.URL, err, n)
+			}
+			continue
+		}
+		next[key] = true
+		described, err := DecodeSessionDescribe(payload)
+		if err != nil {
+			c.malformed("sessions.describe reply", err)
+			continue
+		}
+		c.consume(ctx, described)
+	}
+	return nil
+}
