@@ -30,12 +30,14 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 	root := fs.String("root", "", "only runs spawned within this top-level session (its full id)")
 	status := fs.String("status", "", "only runs with this status: pending, running, completed, failed, interrupted…")
 	limit := fs.Int("limit", 20, "at most this many runs")
+	scope := fs.String("scope", "", "the memory scope to list (default: the configured one; OpenClaw runs are filed under their agentId, e.g. main)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	q := url.Values{"limit": {strconv.Itoa(*limit)}}
 	setIf(q, "root", *root)
 	setIf(q, "status", *status)
+	setIf(q, "scope", *scope)
 	var list proxy.RunsReply
 	raw, err := apiClient(c.Env).Get(ctx, "/api/runs", q, &list)
 	switch {

@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/config"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -41,6 +42,7 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	}
 	m := NewMain(loaded.Config, c.Stderr)
 	m.OpenCodePassword = lookup(c.Env, "OPENCODE_SERVER_PASSWORD", "")
+	m.OpenClawToken = lookup(c.Env, "OPENCLAW_GATEWAY_TOKEN", "")
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
@@ -63,6 +65,11 @@ type Main struct {
 	// OpenCodePassword is used for OpenCode servers configured without a password
 	// (OPENCODE_SERVER_PASSWORD).
 	OpenCodePassword string
+	// OpenClaw follows the configured OpenClaw Gateway into Server; nil when none is configured.
+	OpenClaw *openclaw.Client
+	// OpenClawToken is used when the Gateway is configured without a token
+	// (OPENCLAW_GATEWAY_TOKEN).
+	OpenClawToken string
 }
 
 // NewMain builds the sidecar from cfg, logging to logOut.
@@ -91,6 +98,22 @@ func (m *Main) Run(ctx context.Context) error {
 	srv.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars
 	srv.Inherit = proxy.Inherit{Enabled: cfg.Inherit.Enabled, TailChars: cfg.Inherit.TailChars}
 	srv.MaxSpawnDepth = cfg.Spawn.MaxDepth
+	srv.OpenClaw = openclaw.Adapter{}
+	srv.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait
+	if srv.DescribeWait == 0 {
+		srv.DescribeWait = -1 // configured off
+	}
+	if gw := cfg.Adapters.OpenClaw; gw.URL != "" {
+		client := openclaw.NewClient(gw.URL, srv)
+		client.Token, client.Version = gw.Token, version()
+		if client.Token == "" {
+			client.Token = m.OpenClawToken
+		}
+		logger := m.Logger.Named("openclaw").With("gateway", gw.URL)
+		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+		m.OpenClaw = client
+		srv.OpenClawGateway = client
+	}
 	if err := srv.Open(); err != nil {
 		_ = m.Store.Close()
 		return err
@@ -111,11 +134,18 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		m.OpenCode = append(m.OpenCode, client)
 	}
-	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope, "opencode_servers", len(m.OpenCode))
+	if m.OpenClaw != nil {
+		if err := m.OpenClaw.Open(ctx); err != nil {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
+			defer cancel()
+			return errors.Join(fmt.Errorf("follow OpenClaw Gateway %s: %w", cfg.Adapters.OpenClaw.URL, err), m.Close(closeCtx))
+		}
+	}
+	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope, "opencode_servers", len(m.OpenCode), "openclaw_gateway", cfg.Adapters.OpenClaw.URL)
 	return nil
 }
 
-// Close stops following OpenCode, stops the server (in-flight requests get until ctx ends) and
+// Close stops following OpenCode and OpenClaw, stops the server (in-flight requests get until ctx ends) and
 // then closes the store.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
@@ -123,6 +153,10 @@ func (m *Main) Close(ctx context.Context) error {
 		errs = append(errs, c.Close())
 	}
 	m.OpenCode = nil
+	if m.OpenClaw != nil {
+		errs = append(errs, m.OpenClaw.Close())
+		m.OpenClaw = nil
+	}
 	if m.Server != nil {
 		errs = append(errs, m.Server.Close(ctx))
 	}

@@ -38,6 +38,7 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 	project := fs.String("project", "", "only sessions of this project directory")
 	status := fs.String("status", "", "only sessions with this status: active or ended")
 	limit := fs.Int("limit", 20, "at most this many sessions (with --tree: top-level sessions)")
+	scope := fs.String("scope", "", "the memory scope to list (default: the configured one; OpenClaw sessions are filed under their agentId, e.g. main)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,6 +46,7 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 	setIf(q, "harness", *harness)
 	setIf(q, "project", *project)
 	setIf(q, "status", *status)
+	setIf(q, "scope", *scope)
 	if *tree {
 		q.Set("top_level", "true")
 	}
@@ -57,7 +59,7 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 	now := nowOr(c.Now)
 	switch {
 	case *tree:
-		return c.tree(ctx, client, list.Sessions, *asJSON, *harness != "" || *project != "" || *status != "", now)
+		return c.tree(ctx, client, list.Sessions, *scope, *asJSON, *harness != "" || *project != "" || *status != "", now)
 	case *asJSON:
 		_, err := c.Stdout.Write(raw)
 		return err
@@ -73,11 +75,13 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 }
 
 // tree prints each top-level session with its descendants, fetched one lineage at a time.
-func (c *SessionsCommand) tree(ctx context.Context, client *proxy.Client, tops []proxy.APISession, asJSON, filtered bool, now time.Time) error {
+func (c *SessionsCommand) tree(ctx context.Context, client *proxy.Client, tops []proxy.APISession, scope string, asJSON, filtered bool, now time.Time) error {
 	lineages := make([]proxy.LineageReply, len(tops))
 	raws := make([]string, len(tops))
+	q := url.Values{}
+	setIf(q, "scope", scope)
 	for i, s := range tops {
-		raw, err := client.Get(ctx, "/api/sessions/"+url.PathEscape(s.ID)+"/lineage", nil, &lineages[i])
+		raw, err := client.Get(ctx, "/api/sessions/"+url.PathEscape(s.ID)+"/lineage", q, &lineages[i])
 		if err != nil {
 			return explain(err)
 		}

@@ -249,3 +249,32 @@ func TestSessionsToken(t *testing.T) {
 		t.Fatalf("with token: got exit %d %q %q", code, stdout, stderr)
 	}
 }
+
+// TestSessionsScope records an OpenClaw spawn through the plugin's hook endpoint: the sessions are
+// filed under the key's agentId, listed with --scope and absent from the configured scope.
+func TestSessionsScope(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+	const parent, child = "agent:main:parentb", "agent:main:subagent:030f5da4-ab00-499e-b6af-e63e2b24b61c"
+	body := fmt.Sprintf(`{"hook":"subagent_spawned","event":{"runId":"r1","childSessionKey":%q,"agentId":"main","label":"child-research","mode":"run"},"ctx":{"runId":"r1","childSessionKey":%q,"requesterSessionKey":%q}}`, child, child, parent)
+	resp, err := http.Post(s.url+"/hooks/openclaw", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("hook: got %d", resp.StatusCode)
+	}
+	env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
+	stdout, stderr, code := runCLI(t, env, "sessions", "--scope", "main", "--tree")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "openclaw") || !strings.Contains(lines[2], "└─") || !strings.Contains(lines[2], "child-research") {
+		t.Fatalf("got\n%s\nwant the parent with the labelled child beneath it", stdout)
+	}
+	stdout, _, _ = runCLI(t, env, "sessions")
+	if strings.Contains(stdout, "openclaw") {
+		t.Errorf("configured scope lists OpenClaw sessions:\n%s", stdout)
+	}
+}

@@ -30,6 +30,7 @@ type APISession struct {
 	TurnCount      uint64           `json:"turn_count"`
 	Files          []string         `json:"files"`
 	Transcript     APITranscriptPos `json:"transcript"`
+	Compactions    int              `json:"compactions"` // the compaction epoch: compactions reported so far
 }
 
 // APITranscriptPos is where heirloom has read a session's transcript file up to.
@@ -121,7 +122,8 @@ func apiSession(s kv.Session) APISession {
 		Project: s.Project, ProjectNorm: s.ProjectNorm, Title: s.Title, Objective: s.Objective,
 		AgentType: s.AgentType, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		TurnCount: s.TurnCount, Files: nonNil(s.Files),
-		Transcript: APITranscriptPos{Path: s.Transcript.Path, Offset: s.Transcript.Offset},
+		Transcript:  APITranscriptPos{Path: s.Transcript.Path, Offset: s.Transcript.Offset},
+		Compactions: s.Compactions,
 	}
 }
 
