@@ -28,6 +28,20 @@ func Find(envVar, name string) (string, error) {
 	return checkExecutable(filepath.Join(root, "e2e", "npm", "node_modules", ".bin", name))
 }
 
+// FindIn is Find for a package installed in a folder of its own under e2e/npm (OpenClaw and the
+// Node.js it runs on): it returns the absolute path of the executable named by envVar when that
+// is set, else of e2e/npm/<dir>/node_modules/.bin/<name> under the module root.
+func FindIn(envVar, dir, name string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
+		return checkExecutable(p)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return checkExecutable(filepath.Join(root, "e2e", "npm", dir, "node_modules", ".bin", name))
+}
+
 // Missing ends tb because the binary name could not be used (err says why): a skip with
 // "<name> not installed: run e2e/npm/install.sh", or a failure when RequireEnv is set.
 func Missing(tb testing.TB, name string, err error) {

@@ -1,0 +1,173 @@
+package openclaw
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The provider and model every Gateway is configured with.
+const (
+	// ProviderID is the custom provider's id in the config.
+	ProviderID = "fake"
+	// ModelID is its only model; the configured model is "fake/fake", as in
+	// the recordings of ../shared/fixtures/openclaw/live.
+	ModelID = "fake"
+	// AgentID is the id of the default agent; session keys are
+	// "agent:main:<rest>".
+	AgentID = "main"
+)
+
+// Config returns the Gateway config (openclaw.json) for a Gateway whose only
+// model is the chat-completions stand-in at providerURL
+// ("http://127.0.0.1:PORT/v1"), with token auth on loopback and the agent
+// workspace at workspace. extra is merged on top, key by key at every depth (a
+// value that is not an object replaces the one at its path).
+//
+//	gateway.mode local, bind loopback, auth {mode token, token}
+//	models.mode replace: the custom provider "fake" (api openai-completions,
+//	  which POSTs streamed requests to {baseUrl}/chat/completions) is the only
+//	  provider; models.catalogRefresh.enabled false: no fetch of
+//	  https://catalog.openclaw.ai at start and every few hours
+//	update.checkOnStart false: no update checks, update notices or statistics
+//	agents.defaults.model.primary fake/fake; heartbeat.every 0m: no recurring
+//	  heartbeat turn (the default is every 30 minutes)
+//
+// Sub-agents may spawn their own (agents.defaults.subagents.maxSpawnDepth is
+// 5 by default).
+func Config(providerURL, token, workspace string, extra map[string]any) map[string]any {
+	cfg := map[string]any{
+		"gateway": map[string]any{
+			"mode": "local",
+			"bind": "loopback",
+			"auth": map[string]any{"mode": "token", "token": token},
+		},
+		"update": map[string]any{"checkOnStart": false},
+		"models": map[string]any{
+			"mode":           "replace",
+			"catalogRefresh": map[string]any{"enabled": false},
+			"providers": map[string]any{
+				ProviderID: map[string]any{
+					"baseUrl": providerURL,
+					"apiKey":  "x",
+					"api":     "openai-completions",
+					"models": []any{map[string]any{
+						"id":            ModelID,
+						"name":          ModelID,
+						"reasoning":     false,
+						"input":         []string{"text"},
+						"cost":          map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+						"contextWindow": 128000,
+						"maxTokens":     8192,
+					}},
+				},
+			},
+		},
+		"agents": map[string]any{
+			"defaults": map[string]any{
+				"model":     map[string]any{"primary": ProviderID + "/" + ModelID},
+				"workspace": workspace,
+				"heartbeat": map[string]any{"every": "0m"},
+			},
+		},
+	}
+	return merge(cfg, extra)
+}
+
+// merge merges src into dst, recursing into objects, and returns dst.
+func merge(dst, src map[string]any) map[string]any {
+	for k, v := range src {
+		sm, ok1 := v.(map[string]any)
+		dm, ok2 := dst[k].(map[string]any)
+		if ok1 && ok2 {
+			dst[k] = merge(dm, sm)
+			continue
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+// Env returns the environment a Gateway (or any openclaw command against its
+// state) starts from: nothing is inherited from the test process except PATH,
+// with node's directory put first, so a developer's own config, keys or
+// proxy never leak in. It keeps OpenClaw offline:
+//
+//	HOME, TMPDIR                    private
+//	OPENCLAW_STATE_DIR              the state directory (sessions, devices,
+//	OPENCLAW_CONFIG_PATH            plugins) and the config file in it
+//	OPENCLAW_NO_AUTO_UPDATE=1       no update requests (with update.checkOnStart)
+//	OPENCLAW_DISABLE_BONJOUR=1      no LAN multicast advertising
+//	OPENCLAW_SKIP_CHANNELS=1        no channel transports
+//	OPENCLAW_NO_RESPAWN=1           the process stays the one the test started
+//	OPENCLAW_EXEC_SHELL_SNAPSHOT=0  no login-shell snapshot
+//	OPENCLAW_OFFLINE=1              no downloads of helper binaries
+//	OPENCLAW_PROXY_URL=proxyURL     OpenClaw's managed proxy routing (its
+//	                                Proxyline covers fetch, undici, node:http
+//	                                and WebSockets; loopback stays direct):
+//	                                anything else lands in the stand-in's log
+//	HTTPS_PROXY, HTTP_PROXY (and lower case)=proxyURL, NO_PROXY=loopback
+//	                                for child processes
+func Env(home, tmp, stateDir, configPath, proxyURL, node string) map[string]string {
+	return map[string]string{
+		"HOME":                         home,
+		"TMPDIR":                       tmp,
+		"PATH":                         nodePath(node),
+		"LANG":                         "C.UTF-8",
+		"TERM":                         "dumb",
+		"OPENCLAW_STATE_DIR":           stateDir,
+		"OPENCLAW_CONFIG_PATH":         configPath,
+		"OPENCLAW_NO_AUTO_UPDATE":      "1",
+		"OPENCLAW_DISABLE_BONJOUR":     "1",
+		"OPENCLAW_SKIP_CHANNELS":       "1",
+		"OPENCLAW_NO_RESPAWN":          "1",
+		"OPENCLAW_EXEC_SHELL_SNAPSHOT": "0",
+		"OPENCLAW_OFFLINE":             "1",
+		"OPENCLAW_PROXY_URL":           proxyURL,
+		"HTTPS_PROXY":                  proxyURL,
+		"HTTP_PROXY":                   proxyURL,
+		"https_proxy":                  proxyURL,
+		"http_proxy":                   proxyURL,
+		"NO_PROXY":                     "127.0.0.1,localhost,::1",
+		"no_proxy":                     "127.0.0.1,localhost,::1",
+	}
+}
+
+// proxyFor returns the root URL ("http://host:port") of providerURL, where
+// stray requests are sent as to a proxy.
+func proxyFor(providerURL string) (string, error) {
+	u, err := url.Parse(providerURL)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("provider URL %q: want http://HOST:PORT/v1", providerURL)
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// writeJSON writes v to path, indented, creating the directory. The file is
+// private: the config holds the Gateway token.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("marshal %s: %w", filepath.Base(path), err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create dir of %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// environ turns env into KEY=VALUE pairs in a stable order.
+func environ(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
