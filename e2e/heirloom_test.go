@@ -87,6 +87,10 @@ type serveOptions struct {
 	Home string
 	// TranscriptRoots, when set, is passed as adapters.claude_code.transcript_roots.
 	TranscriptRoots []string
+	// Addr is the loopback address to listen on; "" picks a free one.
+	Addr string
+	// Env adds KEY=VALUE pairs to serve's environment.
+	Env []string
 }
 
 // startServe starts `heirloom serve` on a free loopback port with a new data dir and waits until
@@ -94,7 +98,10 @@ type serveOptions struct {
 func startServe(tb testing.TB, opts serveOptions) *serveProc {
 	tb.Helper()
 	bin := heirloomBin(tb)
-	addr := freeAddr(tb)
+	addr := opts.Addr
+	if addr == "" {
+		addr = freeAddr(tb)
+	}
 	p := &serveProc{URL: "http://" + addr, DataDir: filepath.Join(tb.TempDir(), "data"), logs: &syncBuffer{}, done: make(chan struct{})}
 	env := []string{
 		"HOME=" + opts.Home,
@@ -105,6 +112,7 @@ func startServe(tb testing.TB, opts serveOptions) *serveProc {
 	if len(opts.TranscriptRoots) > 0 {
 		env = append(env, "HEIRLOOM_ADAPTERS__CLAUDE_CODE__TRANSCRIPT_ROOTS="+strings.Join(opts.TranscriptRoots, ","))
 	}
+	env = append(env, opts.Env...)
 	p.cmd = exec.Command(bin, "serve", "--listen", addr, "--data-dir", p.DataDir)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
