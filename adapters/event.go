@@ -75,8 +75,12 @@ type Event struct {
 	// (OpenCode parentID, OpenClaw spawnedBy). Set only on session events; it always wins over
 	// any pairing heirloom would otherwise do.
 	ParentSessionID string
-	Title           string // a human title for the session, when the harness gives one
-	AgentName       string // the agent the session runs as (OpenCode agent), when given
+	// Depth is the session's sub-agent depth when the harness states it with ParentSessionID
+	// (OpenClaw spawnDepth: 1 for a child of a top-level session); 0 means unknown, and the
+	// parent's depth plus one is used.
+	Depth     int
+	Title     string // a human title for the session, when the harness gives one
+	AgentName string // the agent the session runs as (OpenCode agent), when given
 	// Turns are transcript records carried by the event itself (KindTurns); a record seen
 	// again with the same Turn.ID replaces the earlier version (streamed text grows).
 	Turns []Turn

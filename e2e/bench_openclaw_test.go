@@ -49,7 +49,7 @@ func BenchmarkOpenClawInjectDescribe(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		key := fmt.Sprintf("agent:main:subagent:%08x-0000-4000-8000-000000000000", i)
-		gw.SetDescribe(key, clawRow(b, key, clawParent))
+		gw.SetDescribe(key, clawRow(b, key, clawParent, 1))
 		b.StartTimer()
 		start := time.Now()
 		resp, err := client.Get(s.URL() + "/api/inject?harness=openclaw&session=" + url.QueryEscape(key))

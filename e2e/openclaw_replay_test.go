@@ -84,8 +84,8 @@ func clawInject(t *testing.T, s *proxy.Server, key string) string {
 }
 
 // clawRow returns the recorded child's session row, re-keyed to key with parent spawnedBy
-// ("" for none).
-func clawRow(t testing.TB, key, spawnedBy string) json.RawMessage {
+// ("" for none) at spawn depth depth.
+func clawRow(t testing.TB, key, spawnedBy string, depth int) json.RawMessage {
 	t.Helper()
 	raw, err := os.ReadFile(clawRowFile)
 	if err != nil {
@@ -100,7 +100,7 @@ func clawRow(t testing.TB, key, spawnedBy string) json.RawMessage {
 		t.Fatal(err)
 	}
 	row := frame.Payload.Session
-	row["key"], row["label"], row["displayName"] = key, "row "+key, "row "+key
+	row["key"], row["label"], row["displayName"], row["spawnDepth"] = key, "row "+key, "row "+key, depth
 	for _, k := range []string{"spawnedBy", "parentSessionKey", "controlOwnerSessionKey"} {
 		if spawnedBy == "" {
 			delete(row, k)
@@ -195,8 +195,8 @@ func TestOpenClawReplay(t *testing.T) {
 		const listed, described = "agent:main:subagent:11111111-2222-4333-8444-555555555555", "agent:main:subagent:66666666-7777-4888-9999-aaaaaaaaaaaa"
 		// listed comes with its parent in the list; described is listed without one, and only
 		// sessions.describe names it.
-		gw.SetSessions(clawRow(t, listed, clawParent), clawRow(t, described, ""))
-		gw.SetDescribe(described, clawRow(t, described, clawChild))
+		gw.SetSessions(clawRow(t, listed, clawParent, 1), clawRow(t, described, "", 0))
+		gw.SetDescribe(described, clawRow(t, described, clawChild, 2))
 		before := client.Stats().Connects
 		gw.DropConnections(1012, "service restart")
 		waitFor(t, "the resync", func() bool {
@@ -219,7 +219,7 @@ func TestOpenClawReplay(t *testing.T) {
 		// A sub-agent the stream has not mentioned yet: its plugin's first question makes heirloom
 		// ask the Gateway before answering.
 		const late = "agent:main:subagent:bbbbbbbb-cccc-4ddd-8eee-ffffffffffff"
-		gw.SetDescribe(late, clawRow(t, late, clawParent))
+		gw.SetDescribe(late, clawRow(t, late, clawParent, 1))
 		if text := clawInject(t, s, late); !strings.Contains(text, "SPAWN-PLEASE") {
 			t.Errorf("late child's block: got %q, want the parent's", text)
 		}

@@ -99,6 +99,9 @@ func (s *Server) streamSession(ctx context.Context, ev adapters.Event) error {
 		}
 		if parent.ID != "" {
 			sess.ParentID, sess.Depth, sess.ParentInferred = parent.ID, parent.Depth+1, false
+			if ev.Depth > 0 {
+				sess.Depth = ev.Depth // stated by the harness: right even before the parent's own link arrives
+			}
 		}
 		if ev.Kind == adapters.KindSessionDeleted {
 			sess.Status = kv.StatusEnded

@@ -133,3 +133,21 @@ func TestSpawnCheck(t *testing.T) {
 		t.Fatalf("GET spawn-check: got %d", status)
 	}
 }
+
+// TestStreamStatedDepth: a sub-agent whose parent's own link has not arrived yet still gets the
+// depth the harness states (OpenClaw spawnDepth), not its unknown parent's depth plus one.
+func TestStreamStatedDepth(t *testing.T) {
+	s := MustOpenServer(t, nil)
+	grandchild := oc(adapters.KindSessionStart, "ses_G")
+	grandchild.ParentSessionID, grandchild.Depth = "ses_C", 2
+	consume(t, s, grandchild)
+	if g := mustSession(t, s, "ses_G"); g.ParentID != "ses_C" || g.Depth != 2 {
+		t.Fatalf("grandchild: got parent %q depth %d, want ses_C, 2", g.ParentID, g.Depth)
+	}
+	unstated := oc(adapters.KindSessionStart, "ses_H")
+	unstated.ParentSessionID = "ses_G"
+	consume(t, s, unstated)
+	if h := mustSession(t, s, "ses_H"); h.Depth != 3 {
+		t.Errorf("unstated depth: got %d, want the parent's plus one (3)", h.Depth)
+	}
+}

@@ -99,7 +99,8 @@ type Client struct {
 	// Sink receives every decoded event. Required. A Client calls it from one goroutine at a
 	// time, in the order the Gateway sent the events (a resync's events come before the events
 	// that arrived while it ran), with a context that is canceled by Close. An error is counted
-	// and logged and the stream goes on; the next resync repairs what was lost.
+	// and logged and the stream goes on; the next resync restores the sessions and their lineage
+	// (not transcript turns or run states: the resync reads session rows only).
 	Sink adapters.Sink
 	// Logf logs startup, shutdown, connection changes and errors; never one line per event.
 	// Nil: silent.
@@ -119,14 +120,15 @@ type Client struct {
 	BackoffMin, BackoffMax time.Duration
 	// MaxFrameBytes is the largest frame the client reads. A larger frame cannot be read: the
 	// connection is closed with 1009, counted in Stats.Oversized, and made again (the resync
-	// repairs what the frame carried). The Gateway's advertised policy.maxPayload bounds what
+	// restores the session rows; a transcript turn the frame carried is lost). The Gateway's advertised policy.maxPayload bounds what
 	// it accepts from us, not what it sends, so it does not lower this limit. Zero:
 	// DefaultMaxFrameBytes.
 	MaxFrameBytes int64
 	// QueueBytes bounds the event frames read but not yet handed to the Sink. The reader never
 	// waits for the Sink (so a slow Sink is never mistaken for a silent Gateway); when the Sink
 	// falls this far behind, the connection is dropped, counted in Stats.Overflows, and made
-	// again, and the resync repairs what was dropped. Zero: DefaultQueueBytes; it must not be
+	// again, and the resync restores the sessions and lineage it carried (not transcript turns).
+	// Zero: DefaultQueueBytes; it must not be
 	// below MaxFrameBytes.
 	QueueBytes int64
 	// ResyncSessions bounds the sessions.describe calls of one resync: they go to sub-agent

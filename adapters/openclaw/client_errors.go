@@ -81,7 +81,7 @@ func refusalHint(err error) string {
 	}
 	switch re.Detail {
 	case "AUTH_TOKEN_MISSING", "AUTH_TOKEN_MISMATCH", "AUTH_TOKEN_NOT_CONFIGURED", "AUTH_UNAUTHORIZED", "AUTH_REQUIRED":
-		return " (check the gateway token: OPENCLAW_GATEWAY_TOKEN, or gateway.auth.token in openclaw.json)"
+		return " (give heirloom the Gateway's token, gateway.auth.token in openclaw.json: adapters.openclaw.token in heirloom's config, or OPENCLAW_GATEWAY_TOKEN in heirloom serve's environment)"
 	case "PROTOCOL_MISMATCH":
 		return fmt.Sprintf(" (heirloom speaks Gateway protocols %d–%d)", MinProtocol, MaxProtocol)
 	case "PAIRING_REQUIRED", "DEVICE_IDENTITY_REQUIRED":

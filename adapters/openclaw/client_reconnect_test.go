@@ -165,7 +165,7 @@ func TestClientAuthFailureBacksOff(t *testing.T) {
 	if got := logs.count("refused the connection: connect: INVALID_REQUEST (AUTH_TOKEN_MISMATCH)"); got != 1 {
 		t.Errorf("refusal log lines: got %d, want 1; logs: %q", got, logs.all())
 	}
-	if got := logs.count("check the gateway token"); got != 1 {
+	if got := logs.count("give heirloom the Gateway's token"); got != 1 {
 		t.Errorf("logs: got %q, want a hint about the token", logs.all())
 	}
 	if !hasClose(srv.Closes(), 1, 1008) {

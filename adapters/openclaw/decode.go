@@ -483,16 +483,17 @@ func sessionEvent(kind adapters.Kind, name, key string, row SessionRow, at time.
 	ev.Title = cmp.Or(row.Label, row.DisplayName, row.DerivedTitle)
 	ev.Cwd = cmp.Or(row.WorkspaceDir, row.SpawnedCwd, row.SpawnedWorkspaceDir)
 	ev.AgentName = row.SubagentRole
-	if parent := rowParent(row); parent != key {
-		ev.ParentSessionID = parent
+	if parent := rowParent(row); parent != "" && parent != key {
+		ev.ParentSessionID, ev.Depth = parent, row.SpawnDepth
 	}
 	return ev
 }
 
-// rowParent is the session a row names as its parent: the spawner, else the session it hangs
-// under.
+// rowParent is the session that spawned the row's session: spawnedBy. A row's
+// parentSessionKey alone is not lineage: OpenClaw also sets it on forks and on the successor
+// of a /new rollover (a navigation parent), which inherit nothing from it.
 func rowParent(row SessionRow) string {
-	return cmp.Or(row.SpawnedBy, row.ParentSessionKey)
+	return row.SpawnedBy
 }
 
 // maxDepth bounds how far parentsFirst follows parent links.

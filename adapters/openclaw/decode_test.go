@@ -249,7 +249,7 @@ func TestDecodeEvent_Replay(t *testing.T) {
 		wantStarts := []adapters.Event{
 			{Harness: "openclaw", Scope: "main", Kind: start, Name: "sessions.changed:create", SessionID: a, Title: "parenta", At: clawMs(1795314783598)},
 			{Harness: "openclaw", Scope: "main", Kind: start, Name: "sessions.changed:create", SessionID: b, Title: "parentb", At: clawMs(1795314814075)},
-			{Harness: "openclaw", Scope: "main", Kind: start, Name: "sessions.changed:create", SessionID: c, ParentSessionID: b,
+			{Harness: "openclaw", Scope: "main", Kind: start, Name: "sessions.changed:create", SessionID: c, ParentSessionID: b, Depth: 1,
 				Title: clawLabel, AgentName: "orchestrator", Cwd: clawWorkspace, At: clawMs(1795314814784)},
 		}
 		if !reflect.DeepEqual(starts, wantStarts) {
@@ -486,14 +486,21 @@ func TestDecodeEvent_SessionChanges(t *testing.T) {
 		name:    "TopLevelOnly",
 		payload: string(clawReadFrame(t, "testdata/sessions-changed.subagent.event.reconstructed.json").Payload),
 		want: []adapters.Event{{Harness: "openclaw", Scope: "main", Kind: adapters.KindSessionUpdate, Name: "sessions.changed:patch",
-			SessionID: child, ParentSessionID: "agent:main:main", Title: "Child", Cwd: clawWorkspace, AgentName: "orchestrator", At: at}},
+			SessionID: child, ParentSessionID: "agent:main:main", Depth: 2, Title: "Child", Cwd: clawWorkspace, AgentName: "orchestrator", At: at}},
 	}, {
 		name: "NestedRowWins",
 		payload: `{"sessionKey":"agent:Main:x","reason":"create","ts":1737264000000,"label":"stale","spawnedBy":"agent:main:old",
-			"session":{"key":"agent:main:x","displayName":"Shown","derivedTitle":"derived","parentSessionKey":"agent:main:p",
+			"session":{"key":"agent:main:x","displayName":"Shown","derivedTitle":"derived","spawnedBy":"agent:main:p","spawnDepth":1,
 			"spawnedCwd":"/w/cwd","spawnedWorkspaceDir":"/w/ws"}}`,
 		want: []adapters.Event{{Harness: "openclaw", Scope: "main", Kind: adapters.KindSessionStart, Name: "sessions.changed:create",
-			SessionID: "agent:Main:x", ParentSessionID: "agent:main:p", Title: "Shown", Cwd: "/w/cwd", At: at}},
+			SessionID: "agent:Main:x", ParentSessionID: "agent:main:p", Depth: 1, Title: "Shown", Cwd: "/w/cwd", At: at}},
+	}, {
+		// A fork or the successor of a /new rollover names a navigation parent only: not lineage.
+		name: "NavigationParentIsNotLineage",
+		payload: `{"sessionKey":"agent:main:fork","reason":"create","ts":1737264000000,
+			"session":{"key":"agent:main:fork","displayName":"Fork","parentSessionKey":"agent:main:p","workspaceDir":"/w"}}`,
+		want: []adapters.Event{{Harness: "openclaw", Scope: "main", Kind: adapters.KindSessionStart, Name: "sessions.changed:create",
+			SessionID: "agent:main:fork", Title: "Fork", Cwd: "/w", At: at}},
 	}, {
 		name:    "DerivedTitleLast",
 		payload: `{"sessionKey":"agent:ops:x","reason":"chat.title","session":{"key":"agent:ops:x","derivedTitle":"Fix the parser","workspaceDir":"/repo"}}`,
@@ -910,7 +917,7 @@ func TestDecodeSessionDescribe(t *testing.T) {
 	row, _ := json.Marshal(map[string]any{"session": json.RawMessage(clawField(t, f.Payload, "session"))})
 	evs, err := openclaw.DecodeSessionDescribe(row)
 	want := []adapters.Event{{Harness: "openclaw", Scope: "main", Kind: adapters.KindSessionStart, Name: openclaw.NameSessionsDescribe,
-		SessionID: clawChild, ParentSessionID: clawParentB, Title: clawLabel, Cwd: clawWorkspace, AgentName: "orchestrator",
+		SessionID: clawChild, ParentSessionID: clawParentB, Depth: 1, Title: clawLabel, Cwd: clawWorkspace, AgentName: "orchestrator",
 		At: clawMs(int64(changed.Session.CreatedAt))}}
 	if err != nil || !reflect.DeepEqual(evs, want) {
 		t.Fatalf("got %+v, %v\nwant %+v", evs, err, want)

@@ -135,6 +135,11 @@ func DecodeHook(body []byte) (adapters.Event, error) {
 		ev.Kind = adapters.KindPreCompact
 		if req.Hook == HookAfterCompaction {
 			ev.Kind = adapters.KindCompacted
+			if e.CompactedCount != nil && *e.CompactedCount == 0 {
+				// The embedded runner reports a compaction that changed nothing as 0 (and one
+				// whose size it does not know as -1): no new epoch.
+				ev.Kind = adapters.KindUnknown
+			}
 		}
 		ev.SessionID, ev.Scope = c.SessionKey, hookScope(c.SessionKey)
 		ev.TranscriptPath, ev.Cwd = e.SessionFile, c.WorkspaceDir

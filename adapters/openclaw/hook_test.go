@@ -58,6 +58,9 @@ func TestDecodeHook(t *testing.T) {
 			TranscriptPath: "/home/dev/.openclaw/agents/ops/sessions/s2.jsonl"}},
 		{"AfterCompactionNullEvent", `{"hook":"after_compaction","event":null,"ctx":{"sessionKey":"agent:ops:main"}}`, adapters.Event{
 			Harness: "openclaw", Kind: adapters.KindCompacted, Name: "after_compaction", Scope: "ops", SessionID: "agent:ops:main"}},
+		// compactedCount 0: the runner compacted nothing; no new epoch.
+		{"AfterCompactionNothingCompacted", `{"hook":"after_compaction","event":{"messageCount":-1,"compactedCount":0},"ctx":{"sessionKey":"agent:ops:main"}}`, adapters.Event{
+			Harness: "openclaw", Kind: adapters.KindUnknown, Name: "after_compaction", Scope: "ops", SessionID: "agent:ops:main"}},
 		{"Unknown", `{"hook":"session_end","event":{"reason":"idle"},"ctx":{"sessionKey":"agent:ops:main"}}`, adapters.Event{
 			Harness: "openclaw", Kind: adapters.KindUnknown, Name: "session_end", SessionID: "agent:ops:main"}},
 		{"UnknownBare", `{"hook":"gateway_start"}`, adapters.Event{Harness: "openclaw", Kind: adapters.KindUnknown, Name: "gateway_start"}},

@@ -554,7 +554,7 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 	if dryRun {
 		verb := map[InstallAction]string{InstallCreated: "create", InstallUpdated: "back up and change"}[res.ConfigAction]
 		fmt.Fprintf(out, "openclaw: would %s %s:\n", verb, res.ConfigPath)
-		writeUnifiedDiff(out, plan.path, plan.before, plan.shown)
+		writeUnifiedDiff(out, plan.path, redactSecrets(plan.before), redactSecrets(plan.shown))
 		return nil
 	}
 	if plan.fileExists {
@@ -925,4 +925,13 @@ func lineDiff(a, b []string) []diffOp {
 		}
 	}
 	return ops
+}
+
+// secretValue matches a JSON member whose name says it holds a secret, with a string value.
+var secretValue = regexp.MustCompile(`("(?i:[a-z_]*(?:token|password|secret|apikey|api_key))"\s*:\s*)"(?:[^"\\]|\\.)*"`)
+
+// redactSecrets replaces the string values of secret-named members (the Gateway's token, the
+// sidecar's token, provider keys) with "<redacted>", so a dry run never prints one.
+func redactSecrets(b []byte) []byte {
+	return secretValue.ReplaceAll(b, []byte(`$1"<redacted>"`))
 }

@@ -260,6 +260,29 @@ func TestInstall_Token(t *testing.T) {
 		t.Errorf("token not written: %v", config)
 	}
 	instCheckEntry(t, config, "https://sidecar.example:8443")
+
+	// A later dry run that changes only the URL prints neither the stored token nor any other
+	// secret of the config (the Gateway's own token among them).
+	raw, err := os.ReadFile(res.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withGateway := strings.Replace(string(raw), "{", `{"gateway": {"auth": {"token": "gw-s3cret"}}, "models": {"providers": {"x": {"apiKey": "sk-s3cret"}}},`, 1)
+	if err := os.WriteFile(res.ConfigPath, []byte(withGateway), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if _, err := openclaw.Install(openclaw.InstallOptions{Getenv: env, URL: "http://127.0.0.1:7444", DryRun: true, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"s3cret-token", "gw-s3cret", "sk-s3cret"} {
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("dry run printed %s:\n%s", secret, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "http://127.0.0.1:7444") {
+		t.Errorf("dry run does not show the change:\n%s", out.String())
+	}
 }
 
 func TestInstall_PluginUpdated(t *testing.T) {
