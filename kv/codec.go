@@ -160,3 +160,108 @@ func decodeRun(b []byte) (Run, error) {
 	}
 	return Run(v), nil
 }
+
+// checkpointValue is the stored form of a Checkpoint (key: checkpointKey).
+type checkpointValue struct {
+	Scope       string      `json:"scope"`
+	ID          string      `json:"id"`
+	SessionID   string      `json:"session_id"`
+	Harness     string      `json:"harness,omitempty"`
+	Project     string      `json:"project,omitempty"`
+	ProjectNorm string      `json:"project_norm,omitempty"`
+	Trigger     string      `json:"trigger"`
+	Epoch       int         `json:"epoch,omitempty"`
+	Prompts     int         `json:"prompts,omitempty"`
+	TurnSeq     uint64      `json:"turn_seq,omitempty"`
+	Digest      digestValue `json:"digest"`
+	CreatedAt   time.Time   `json:"created_at"`
+}
+
+type digestValue struct {
+	Objective     string           `json:"objective,omitempty"`
+	Prompts       []string         `json:"prompts,omitempty"`
+	Decisions     []statementValue `json:"decisions,omitempty"`
+	Constraints   []statementValue `json:"constraints,omitempty"`
+	Files         []string         `json:"files,omitempty"`
+	LastAssistant string           `json:"last_assistant,omitempty"`
+	OpenRuns      []runDigestValue `json:"open_runs,omitempty"`
+	FinishedRuns  []runDigestValue `json:"finished_runs,omitempty"`
+}
+
+type statementValue struct {
+	Text     string `json:"text"`
+	Inferred bool   `json:"inferred,omitempty"`
+}
+
+type runDigestValue struct {
+	RunID       string `json:"run_id"`
+	ChildID     string `json:"child_id,omitempty"`
+	Description string `json:"description,omitempty"`
+	Status      string `json:"status,omitempty"`
+	Result      string `json:"result,omitempty"`
+}
+
+func encodeCheckpoint(c *Checkpoint) ([]byte, error) {
+	d := &c.Digest
+	b, err := json.Marshal(checkpointValue{
+		Scope: c.Scope, ID: c.ID, SessionID: c.SessionID, Harness: c.Harness,
+		Project: c.Project, ProjectNorm: c.ProjectNorm, Trigger: c.Trigger,
+		Epoch: c.Epoch, Prompts: c.Prompts, TurnSeq: c.TurnSeq,
+		Digest: digestValue{
+			Objective: d.Objective, Prompts: nilIfEmpty(d.Prompts),
+			Decisions:     convertAll(d.Decisions, func(s Statement) statementValue { return statementValue(s) }),
+			Constraints:   convertAll(d.Constraints, func(s Statement) statementValue { return statementValue(s) }),
+			Files:         nilIfEmpty(d.Files),
+			LastAssistant: d.LastAssistant,
+			OpenRuns:      convertAll(d.OpenRuns, func(r RunDigest) runDigestValue { return runDigestValue(r) }),
+			FinishedRuns:  convertAll(d.FinishedRuns, func(r RunDigest) runDigestValue { return runDigestValue(r) }),
+		},
+		CreatedAt: c.CreatedAt,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint %s/%s: %w", c.Scope, c.ID, err)
+	}
+	return b, nil
+}
+
+func decodeCheckpoint(b []byte) (Checkpoint, error) {
+	var v checkpointValue
+	if err := json.Unmarshal(b, &v); err != nil {
+		return Checkpoint{}, fmt.Errorf("decode checkpoint: %w", err)
+	}
+	d := &v.Digest
+	return Checkpoint{
+		Scope: v.Scope, ID: v.ID, SessionID: v.SessionID, Harness: v.Harness,
+		Project: v.Project, ProjectNorm: v.ProjectNorm, Trigger: v.Trigger,
+		Epoch: v.Epoch, Prompts: v.Prompts, TurnSeq: v.TurnSeq,
+		Digest: Digest{
+			Objective: d.Objective, Prompts: nilIfEmpty(d.Prompts),
+			Decisions:     convertAll(d.Decisions, func(s statementValue) Statement { return Statement(s) }),
+			Constraints:   convertAll(d.Constraints, func(s statementValue) Statement { return Statement(s) }),
+			Files:         nilIfEmpty(d.Files),
+			LastAssistant: d.LastAssistant,
+			OpenRuns:      convertAll(d.OpenRuns, func(r runDigestValue) RunDigest { return RunDigest(r) }),
+			FinishedRuns:  convertAll(d.FinishedRuns, func(r runDigestValue) RunDigest { return RunDigest(r) }),
+		},
+		CreatedAt: v.CreatedAt,
+	}, nil
+}
+
+// convertAll maps in through f; nil when in is empty, so empty and nil store and read alike.
+func convertAll[T, U any](in []T, f func(T) U) []U {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,5 +1,6 @@
-// Package kv is heirloom's durable store: the records it keeps (Session, Turn, Run) and Store,
-// which keeps them in a Pebble database. Nothing else in heirloom imports Pebble or sees a key.
+// Package kv is heirloom's durable store: the records it keeps (Session, Turn, Run,
+// Checkpoint) and Store, which keeps them in a Pebble database. Nothing else in heirloom
+// imports Pebble or sees a key.
 //
 // # Data directory
 //
@@ -12,8 +13,9 @@
 // components. Scopes and ids are NUL-free (checked before any key is built), so NUL separates
 // variable-length components; a component that ends a key needs no separator. Numbers are
 // 8-byte big-endian, so byte order is the wanted order: Seq ascending, timestamps as UnixNano
-// with the sign bit flipped (ascending), recency timestamps bit-inverted (newest first). All
-// keys are built and parsed in keys.go.
+// with the sign bit flipped (ascending), recency timestamps bit-inverted (newest first). An id
+// written ^id ff (each byte inverted, then 0xff) sorts in exactly reverse byte order; it must
+// end the key. All keys are built and parsed in keys.go.
 //
 //	prefix  components (0 = NUL)                         value           order within prefix
 //	m       "schema"                                     JSON number     the schema version
@@ -28,6 +30,10 @@
 //	u       scope 0 rootID 0 ^created id                 empty           a root session's runs, newest first
 //	p       scope 0 rootID 0 created id                  empty           pending runs (unpaired spawns), oldest first
 //	b       scope 0 childID                              run id          the run paired with a sub-agent
+//	k       scope 0 id                                   JSON Checkpoint —
+//	h       scope 0 sessionID 0 ^created ^id ff          empty           a session's checkpoints, newest first
+//	j       scope 0 projectNorm 0 ^created ^id ff        session id      a project's checkpoints, newest first
+//	e       scope 0 created id                           session id      a scope's checkpoints, oldest first
 //
 // r is the recency index and c the children-by-parent index; each has exactly one entry per
 // session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,
@@ -35,8 +41,12 @@
 // that were stored already (UpsertTurns overwrites through it instead). A run's o and u entries
 // are written once, with the run (CreatedAt and RootID never change); its p entry exists exactly
 // while the run is pending, and its b entry while it is paired, both moved in the run's batch.
-// The bytes k (checkpoints) and x (search postings) are reserved for record types to come; each
-// will be scope-first like the rest.
+// A checkpoint's h and e entries, and its j entry when it has a ProjectNorm, are written in its
+// batch and deleted with it (PutCheckpoint moves them when it replaces a checkpoint by ID): h
+// finds a session's latest checkpoints, j the latest of any session of a project since some
+// time (one seek: the range ends at that time), e the checkpoints old enough to prune. Their
+// ties on CreatedAt are broken by ID, newest-first indexes by ID descending. The byte x (search
+// postings) is reserved for a record type to come, which will be scope-first like the rest.
 //
 // # Values
 //
@@ -51,6 +61,9 @@
 // running migrations[v] (migrate.go) for each version v up to SchemaVersion, each in one synced
 // batch together with the new version number; a store at a newer version is refused with
 // ErrSchemaTooNew, and a database that holds keys but no version is refused as foreign.
+// Adding a record type under prefixes that no stored key uses needs no new version: stores
+// written before it simply hold none of its keys. The checkpoint keys (k, h, j, e) came that
+// way, at version 1.
 //
 // # Durability
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -29,8 +30,13 @@ const (
 	prefixRunChild   byte = 'b' // b <scope> 0 <child id>: the run paired with a sub-agent session; value: run id
 	prefixRunRoot    byte = 'u' // u <scope> 0 <root> 0 <^created> <id>: the runs of one top-level session, newest first
 
-	// Reserved for record types to come; never reuse these bytes for anything else:
-	// 'k' checkpoints, 'x' search postings.
+	prefixCheckpoint        byte = 'k' // k <scope> 0 <id>: a Checkpoint
+	prefixCheckpointSession byte = 'h' // h <scope> 0 <session> 0 <^created> <^id> ff: a session's checkpoints, newest first
+	prefixCheckpointProject byte = 'j' // j <scope> 0 <project> 0 <^created> <^id> ff: a project's checkpoints, newest first; value: session id
+	prefixCheckpointAge     byte = 'e' // e <scope> 0 <created> <id>: a scope's checkpoints, oldest first (pruning); value: session id
+
+	// Reserved for record types to come; never reuse this byte for anything else:
+	// 'x' search postings.
 )
 
 // sep separates variable-length key components.
@@ -251,6 +257,118 @@ func runChildKey(scope, childID string) []byte {
 	return append(k, childID...)
 }
 
+// checkpointKey is k <scope> 0 <id>.
+func checkpointKey(scope, id string) []byte {
+	k := appendPart([]byte{prefixCheckpoint}, scope)
+	return append(k, id...)
+}
+
+func decodeCheckpointKey(k []byte) (scope, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixCheckpoint)
+	scope = r.part()
+	id = r.lastPart()
+	return scope, id, r.done("checkpoint")
+}
+
+// checkpointSessionPrefix is h <scope> 0 <session> 0: one session's checkpoints, newest first.
+func checkpointSessionPrefix(scope, sessionID string) []byte {
+	return appendPart(appendPart([]byte{prefixCheckpointSession}, scope), sessionID)
+}
+
+// checkpointSessionKey is h <scope> 0 <session> 0 <^created> <^id> ff: newest CreatedAt first,
+// ties by ID descending, so the order is exactly the reverse of (CreatedAt, ID).
+func checkpointSessionKey(scope, sessionID string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(checkpointSessionPrefix(scope, sessionID), ^timeBits(created))
+	return appendDescending(k, id)
+}
+
+func decodeCheckpointSessionKey(k []byte) (scope, sessionID string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixCheckpointSession)
+	scope = r.part()
+	sessionID = r.part()
+	created = bitsTime(^r.uint64())
+	id = r.descending()
+	return scope, sessionID, created, id, r.done("checkpoint session")
+}
+
+// checkpointProjectPrefix is j <scope> 0 <project> 0: the checkpoints of every session of one
+// normalised project, newest first.
+func checkpointProjectPrefix(scope, projectNorm string) []byte {
+	return appendPart(appendPart([]byte{prefixCheckpointProject}, scope), projectNorm)
+}
+
+// checkpointProjectKey is j <scope> 0 <project> 0 <^created> <^id> ff, ordered like
+// checkpointSessionKey.
+func checkpointProjectKey(scope, projectNorm string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(checkpointProjectPrefix(scope, projectNorm), ^timeBits(created))
+	return appendDescending(k, id)
+}
+
+// checkpointProjectSinceEnd is the exclusive upper bound of the project's entries created at
+// or after since: they sort before every entry created earlier.
+func checkpointProjectSinceEnd(scope, projectNorm string, since time.Time) []byte {
+	return prefixEnd(binary.BigEndian.AppendUint64(checkpointProjectPrefix(scope, projectNorm), ^timeBits(since)))
+}
+
+func decodeCheckpointProjectKey(k []byte) (scope, projectNorm string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixCheckpointProject)
+	scope = r.part()
+	projectNorm = r.part()
+	created = bitsTime(^r.uint64())
+	id = r.descending()
+	return scope, projectNorm, created, id, r.done("checkpoint project")
+}
+
+// checkpointAgePrefix is e <scope> 0: a scope's checkpoints, oldest first.
+func checkpointAgePrefix(scope string) []byte {
+	return appendPart([]byte{prefixCheckpointAge}, scope)
+}
+
+// checkpointAgeAllPrefix is e: the checkpoints of every scope, by scope, then oldest first.
+func checkpointAgeAllPrefix() []byte {
+	return []byte{prefixCheckpointAge}
+}
+
+// checkpointAgeKey is e <scope> 0 <created> <id>.
+func checkpointAgeKey(scope string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(checkpointAgePrefix(scope), timeBits(created))
+	return append(k, id...)
+}
+
+func decodeCheckpointAgeKey(k []byte) (scope string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixCheckpointAge)
+	scope = r.part()
+	created = bitsTime(r.uint64())
+	id = r.lastPart()
+	return scope, created, id, r.done("checkpoint age")
+}
+
+// Times a key can hold: UnixNano must fit an int64 (years 1677 to 2262).
+var (
+	minKeyTime = time.Unix(0, math.MinInt64).UTC()
+	maxKeyTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// keyTimeOK reports whether t is within [minKeyTime, maxKeyTime], so a key holds it exactly.
+func keyTimeOK(t time.Time) bool {
+	return !t.Before(minKeyTime) && !t.After(maxKeyTime)
+}
+
+// clampKeyTime returns t moved into [minKeyTime, maxKeyTime].
+func clampKeyTime(t time.Time) time.Time {
+	switch {
+	case t.Before(minKeyTime):
+		return minKeyTime
+	case t.After(maxKeyTime):
+		return maxKeyTime
+	}
+	return t
+}
+
 // prefixEnd returns the smallest key greater than every key that starts with p, for use as an
 // exclusive upper bound; nil when there is none (p is all 0xff).
 func prefixEnd(p []byte) []byte {
@@ -267,6 +385,17 @@ func prefixEnd(p []byte) []byte {
 // appendPart appends a variable-length component and its separator.
 func appendPart(k []byte, s string) []byte {
 	return append(append(k, s...), sep)
+}
+
+// appendDescending appends a NUL-free id as its bitwise complement followed by 0xff, so ids
+// sort in exactly the reverse of their byte order: the complement reverses every byte
+// comparison, and the terminator (which no complemented byte of a NUL-free id can equal)
+// puts a longer id before its own prefix. It must end the key.
+func appendDescending(k []byte, id string) []byte {
+	for i := 0; i < len(id); i++ {
+		k = append(k, ^id[i])
+	}
+	return append(k, 0xff)
 }
 
 // timeBits maps t to a uint64 whose unsigned order is t's order (UnixNano with the sign bit
@@ -330,6 +459,25 @@ func (r *keyReader) rest() string {
 	s := string(r.b)
 	r.b = nil
 	return s
+}
+
+// descending reads the final component written by appendDescending: complemented bytes, none
+// 0xff, then one 0xff.
+func (r *keyReader) descending() string {
+	if r.bad {
+		return ""
+	}
+	n := len(r.b) - 1
+	if n < 0 || r.b[n] != 0xff || bytes.IndexByte(r.b[:n], 0xff) >= 0 {
+		r.bad = true
+		return ""
+	}
+	id := make([]byte, n)
+	for i, c := range r.b[:n] {
+		id[i] = ^c
+	}
+	r.b = nil
+	return string(id)
 }
 
 func (r *keyReader) uint64() uint64 {
