@@ -47,7 +47,7 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 		_, err := c.Stdout.Write(raw)
 		return err
 	case len(list.Runs) == 0:
-		_, err := fmt.Fprintln(c.Stdout, nothing("runs", *root != "" || *status != ""))
+		_, err := fmt.Fprintln(c.Stdout, nothingIn("runs", *root != "" || *status != "", *scope))
 		return err
 	}
 	now := nowOr(c.Now)

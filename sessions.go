@@ -64,7 +64,7 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 		_, err := c.Stdout.Write(raw)
 		return err
 	case len(list.Sessions) == 0:
-		_, err := fmt.Fprintln(c.Stdout, nothing("sessions", *harness != "" || *project != "" || *status != ""))
+		_, err := fmt.Fprintln(c.Stdout, nothingIn("sessions", *harness != "" || *project != "" || *status != "", *scope))
 		return err
 	}
 	tw := newTable(c.Stdout, "ID", "HARNESS", "STATUS", "TURNS", "UPDATED", "TITLE")
@@ -92,7 +92,7 @@ func (c *SessionsCommand) tree(ctx context.Context, client *proxy.Client, tops [
 		return err
 	}
 	if len(tops) == 0 {
-		_, err := fmt.Fprintln(c.Stdout, nothing("sessions", filtered))
+		_, err := fmt.Fprintln(c.Stdout, nothingIn("sessions", filtered, scope))
 		return err
 	}
 	tw := newTable(c.Stdout, "ID", "HARNESS/TYPE", "STATUS", "TURNS", "UPDATED", "TITLE")
@@ -183,6 +183,18 @@ func nothing(what string, filtered bool) string {
 		return "no " + what + " match"
 	}
 	return "no " + what + " yet"
+}
+
+// scopeHint follows an empty listing of the configured scope: OpenClaw's sessions and runs are
+// filed under their agent's id, which users look for here first.
+const scopeHint = "(OpenClaw sessions and runs are filed under their agent id: add --scope main, or the agent's id)"
+
+// nothingIn is nothing plus scopeHint when no scope was given.
+func nothingIn(what string, filtered bool, scope string) string {
+	if scope != "" {
+		return nothing(what, filtered) + " in scope " + scope
+	}
+	return nothing(what, filtered) + "\n" + scopeHint
 }
 
 func nowOr(now func() time.Time) time.Time {

@@ -96,7 +96,7 @@ func TestSessionsCommand(t *testing.T) {
 	})
 	t.Run("Filtered", func(t *testing.T) {
 		stdout, _, code := runCLI(t, env, "sessions", "--harness", "opencode")
-		if code != 0 || strings.TrimSpace(stdout) != "no sessions match" {
+		if code != 0 || firstLineOf(stdout) != "no sessions match" {
 			t.Fatalf("got exit %d %q, want 0 and no sessions match", code, stdout)
 		}
 		stdout, _, _ = runCLI(t, env, "sessions", "--project", "/tmp", "--status", "active")
@@ -122,7 +122,7 @@ func TestSessionsCommand(t *testing.T) {
 	})
 	t.Run("NoRuns", func(t *testing.T) {
 		stdout, stderr, code := runCLI(t, env, "runs")
-		if code != 0 || strings.TrimSpace(stdout) != "no runs yet" {
+		if code != 0 || firstLineOf(stdout) != "no runs yet" {
 			t.Fatalf("got exit %d %q %s, want 0 and no runs yet", code, stdout, stderr)
 		}
 		stdout, _, _ = runCLI(t, env, "runs", "--json")
@@ -211,7 +211,7 @@ func TestSessionsTree(t *testing.T) {
 		t.Errorf("runs --status running: got %q, want one run", stdout)
 	}
 	stdout, _, _ = runCLI(t, env, "runs", "--root", "nobody")
-	if strings.TrimSpace(stdout) != "no runs match" {
+	if firstLineOf(stdout) != "no runs match" {
 		t.Errorf("runs --root nobody: got %q", stdout)
 	}
 }
@@ -245,7 +245,7 @@ func TestSessionsToken(t *testing.T) {
 		t.Fatalf("without token: got exit %d %q", code, stderr)
 	}
 	stdout, stderr, code := runCLI(t, append(env, "HEIRLOOM_TOKEN=sekret"), "sessions")
-	if code != 0 || strings.TrimSpace(stdout) != "no sessions yet" {
+	if code != 0 || firstLineOf(stdout) != "no sessions yet" {
 		t.Fatalf("with token: got exit %d %q %q", code, stdout, stderr)
 	}
 }
@@ -274,7 +274,13 @@ func TestSessionsScope(t *testing.T) {
 		t.Fatalf("got\n%s\nwant the parent with the labelled child beneath it", stdout)
 	}
 	stdout, _, _ = runCLI(t, env, "sessions")
-	if strings.Contains(stdout, "openclaw") {
-		t.Errorf("configured scope lists OpenClaw sessions:\n%s", stdout)
+	if firstLineOf(stdout) != "no sessions yet" || !strings.Contains(stdout, "--scope main") {
+		t.Errorf("configured scope: got\n%s\nwant no sessions and the hint to add --scope", stdout)
 	}
+}
+
+// firstLineOf returns the first line of out: an empty listing's verdict, before any hint.
+func firstLineOf(out string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return line
 }
