@@ -136,6 +136,9 @@ func (c *InstallCommand) openClaw(args []string) error {
 	if !res.DryRun && (res.PluginAction != openclaw.InstallUnchanged || res.ConfigAction != openclaw.InstallUnchanged) {
 		fmt.Fprintln(c.Stdout, "Restart the OpenClaw Gateway to load it (openclaw gateway restart), and start the sidecar with `heirloom serve`; the plugin fails open while the sidecar is down.")
 	}
+	if !res.DryRun {
+		fmt.Fprint(c.Stdout, openClawFollowHint)
+	}
 	return nil
 }
 
@@ -148,3 +151,13 @@ func selfCommand() string {
 	}
 	return exe
 }
+
+// openClawFollowHint is the step install cannot take for the user: heirloom's own config.
+const openClawFollowHint = `So heirloom also follows the Gateway (sessions, parents, transcripts, runs), give it the
+Gateway's address and token, in ~/.config/heirloom/config.yaml:
+  adapters:
+    openclaw:
+      url: ws://127.0.0.1:18789
+or in heirloom serve's environment: HEIRLOOM_ADAPTERS__OPENCLAW__URL=ws://127.0.0.1:18789, with
+OPENCLAW_GATEWAY_TOKEN set to the Gateway's token (gateway.auth.token in openclaw.json).
+`

@@ -73,7 +73,8 @@ func TestInstallOpenClaw(t *testing.T) {
 	}
 
 	out := run([]string{"HEIRLOOM_URL=http://127.0.0.1:7555", "HEIRLOOM_TOKEN=tok"}, "install", "openclaw")
-	if !strings.Contains(out, "installed plugin at "+filepath.Join(state, "extensions", "heirloom")) || !strings.Contains(out, "Restart the OpenClaw Gateway") {
+	if !strings.Contains(out, "installed plugin at "+filepath.Join(state, "extensions", "heirloom")) || !strings.Contains(out, "Restart the OpenClaw Gateway") ||
+		!strings.Contains(out, "HEIRLOOM_ADAPTERS__OPENCLAW__URL=ws://127.0.0.1:18789") {
 		t.Fatalf("first openclaw install: %s", out)
 	}
 	if _, err := os.Stat(filepath.Join(state, "extensions", "heirloom", "openclaw.plugin.json")); err != nil {

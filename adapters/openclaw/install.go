@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
 )
 
 // PluginID is the id of heirloom's OpenClaw plugin: its manifest id, its folder under
@@ -554,7 +556,7 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 	if dryRun {
 		verb := map[InstallAction]string{InstallCreated: "create", InstallUpdated: "back up and change"}[res.ConfigAction]
 		fmt.Fprintf(out, "openclaw: would %s %s:\n", verb, res.ConfigPath)
-		writeUnifiedDiff(out, plan.path, redactSecrets(plan.before), redactSecrets(plan.shown))
+		textdiff.Unified(out, plan.path, redactSecrets(plan.before), redactSecrets(plan.shown))
 		return nil
 	}
 	if plan.fileExists {
@@ -817,114 +819,6 @@ func detectIndent(text []byte) string {
 		return string(m[1])
 	}
 	return "  "
-}
-
-// writeUnifiedDiff writes a unified diff of old → new (old nil: a new file) with three lines
-// of context.
-func writeUnifiedDiff(w io.Writer, path string, old, new []byte) {
-	a, b := diffLines(old), diffLines(new)
-	from := path
-	if old == nil {
-		from = "/dev/null"
-	}
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", from, path)
-	ops := lineDiff(a, b)
-	const ctx = 3
-	for i := 0; i < len(ops); {
-		if ops[i].kind == ' ' {
-			i++
-			continue
-		}
-		start, end := max(0, i-ctx), i
-		for j := i; j < len(ops); j++ {
-			if ops[j].kind != ' ' {
-				end = j + 1
-			} else if j-end >= 2*ctx {
-				break
-			}
-		}
-		end = min(len(ops), end+ctx)
-		aN, bN := 0, 0
-		for _, op := range ops[start:end] {
-			if op.kind != '+' {
-				aN++
-			}
-			if op.kind != '-' {
-				bN++
-			}
-		}
-		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(ops[start].a, aN), hunkRange(ops[start].b, bN))
-		for _, op := range ops[start:end] {
-			fmt.Fprintf(w, "%c%s\n", op.kind, op.text)
-		}
-		i = end
-	}
-}
-
-// hunkRange formats a unified-diff range: start is 0-based, n the length.
-func hunkRange(start, n int) string {
-	if n == 0 {
-		return fmt.Sprintf("%d,0", start)
-	}
-	return fmt.Sprintf("%d,%d", start+1, n)
-}
-
-// diffLines splits data into lines without their newlines.
-func diffLines(data []byte) []string {
-	if len(data) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-}
-
-// diffOp is one line of a diff: kind ' ', '-' or '+', at 0-based lines a and b.
-type diffOp struct {
-	kind rune
-	text string
-	a, b int
-}
-
-// lineDiff returns the edit script from a to b through a longest common subsequence
-// (quadratic; past a few thousand lines each it reports everything replaced).
-func lineDiff(a, b []string) []diffOp {
-	var ops []diffOp
-	if len(a)*len(b) > 4<<20 {
-		for i, s := range a {
-			ops = append(ops, diffOp{'-', s, i, 0})
-		}
-		for j, s := range b {
-			ops = append(ops, diffOp{'+', s, len(a), j})
-		}
-		return ops
-	}
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			ops = append(ops, diffOp{' ', a[i], i, j})
-			i, j = i+1, j+1
-		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, diffOp{'-', a[i], i, j})
-			i++
-		default:
-			ops = append(ops, diffOp{'+', b[j], i, j})
-			j++
-		}
-	}
-	return ops
 }
 
 // secretValue matches a JSON member whose name says it holds a secret, with a string value.
