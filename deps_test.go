@@ -14,8 +14,10 @@ const module = "github.com/heirloom-dev/heirloom"
 var allowedInternal = map[string][]string{
 	"adapters":            {},
 	"adapters/claudecode": {"adapters"},
-	"adapters/opencode":   {"adapters"},
-	"adapters/openclaw":   {"adapters"},
+	"adapters/opencode":   {"adapters", "adapters/internal/textdiff"},
+	"adapters/openclaw":   {"adapters", "adapters/internal/textdiff"},
+	// The installers' --dry-run diffs; internal to the adapters.
+	"adapters/internal/textdiff": {},
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},
@@ -35,6 +37,8 @@ var outsideHome = map[string][]string{
 	"github.com/mattn/go-isatty":       {""},
 	"github.com/r3labs/sse":            {"adapters/opencode"},
 	"github.com/gorilla/websocket":     {"adapters/openclaw", "adapters/openclaw/gatewaytest"},
+	// Prometheus: the registry is made in main and passed down; proxy registers and serves it.
+	"github.com/prometheus/client_golang": {"", "proxy"},
 }
 
 // TestImportRules fails on a forbidden import edge between packages, or an outside library

@@ -19,6 +19,7 @@ const usage = `heirloom — warm starts for sub-agents, live transcripts, object
 Usage:
   heirloom serve [flags]              run the sidecar (127.0.0.1:7433, data in ~/.local/share/heirloom)
   heirloom hook claude-code           command-hook shim: hook JSON on stdin, reply on stdout
+  heirloom hook claude-code -- CMD…   the same, in front of an existing hook command: its reply merged after heirloom's
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom runs [flags]               list sub-agent runs, newest first
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --dry-run)

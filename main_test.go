@@ -340,6 +340,174 @@ func TestShim(t *testing.T) {
 	})
 }
 
+// runHook runs `heirloom hook claude-code ARGS…` with stdin and env, returning stdout, stderr
+// and the exit code.
+func runHook(t *testing.T, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(heirloomBin, append([]string{"hook", "claude-code"}, args...)...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// writeScript writes a /bin/sh script with body to a temp dir and returns its path.
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hook.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestShimWrapsCommand: `heirloom hook claude-code -- CMD` against a real `heirloom serve` whose
+// SubagentStart reply carries an inherited block, and against a sidecar that is down.
+func TestShimWrapsCommand(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+	parent := func(event, extra string) string {
+		return fmt.Sprintf(`{"session_id":"P","transcript_path":"/nonexistent/P.jsonl","cwd":"/tmp","hook_event_name":%q%s}`, event, extra)
+	}
+	for _, body := range []string{
+		parent("SessionStart", `,"source":"startup"`),
+		parent("UserPromptSubmit", `,"prompt":"Port the parser. MARK-4242. Never touch vendor/."`),
+		parent("PreToolUse", `,"tool_name":"Agent","tool_use_id":"toolu_1","tool_input":{"description":"d","prompt":"Find callers","subagent_type":"Explore"}`),
+	} {
+		if status, reply := postHook(t, s.url, body); status != http.StatusOK {
+			t.Fatalf("setup hook: got %d %s", status, reply)
+		}
+	}
+	// A repeated SubagentStart gets the same reply, so every subtest may send it.
+	subagentStart := parent("SubagentStart", `,"agent_id":"a1","agent_type":"Explore"`)
+	_, ours := postHook(t, s.url, subagentStart)
+	if !strings.Contains(ours, "MARK-4242") {
+		t.Fatalf("serve's SubagentStart reply lacks the parent's objective: %s", ours)
+	}
+	env := append(baseEnv(t), "HEIRLOOM_URL="+s.url, "HEIRLOOM_HOOK_TIMEOUT=10s")
+
+	t.Run("Merge", func(t *testing.T) {
+		stdinCopy := filepath.Join(t.TempDir(), "stdin")
+		cmd := writeScript(t, `cat > "$STDIN_COPY"
+echo 'from the wrapped hook' >&2
+echo '{"continue":true,"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"THEIRS-9"}}'`)
+		stdout, stderr, code := runHook(t, subagentStart, append(env, "STDIN_COPY="+stdinCopy), "--", cmd)
+		if code != 0 || stderr != "from the wrapped hook\n" {
+			t.Fatalf("got code %d stderr %q, want 0 and the command's stderr alone", code, stderr)
+		}
+		var reply struct {
+			Continue           bool `json:"continue"`
+			HookSpecificOutput struct {
+				HookEventName     string `json:"hookEventName"`
+				AdditionalContext string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &reply); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+		}
+		ctx := reply.HookSpecificOutput.AdditionalContext
+		if !reply.Continue || reply.HookSpecificOutput.HookEventName != "SubagentStart" ||
+			!strings.HasPrefix(ctx, "## Inherited from Parent Session\n") || !strings.Contains(ctx, "MARK-4242") ||
+			!strings.HasSuffix(ctx, "\n\nTHEIRS-9") {
+			t.Fatalf("merged reply: got %s; want heirloom's block first, then THEIRS-9, and continue kept", stdout)
+		}
+		if got, _ := os.ReadFile(stdinCopy); string(got) != subagentStart {
+			t.Fatalf("the command's stdin: got %q, want the hook input %q", got, subagentStart)
+		}
+	})
+	t.Run("Passive", func(t *testing.T) {
+		// serve adds nothing at Stop: the command's output passes byte for byte.
+		const out = "{ \"decision\" : \"approve\" }\n\n"
+		stdout, stderr, code := runHook(t, parent("Stop", ""), append(env, "OUT="+out), "--", "sh", "-c", `printf '%s' "$OUT"`)
+		if code != 0 || stdout != out || stderr != "" {
+			t.Fatalf("got code %d stdout %q stderr %q, want 0, %q and nothing", code, stdout, stderr, out)
+		}
+	})
+	t.Run("Block", func(t *testing.T) {
+		stdout, stderr, code := runHook(t, subagentStart, env, "--", "sh", "-c", `printf '{"x":1}'; printf 'blocked: no network' >&2; exit 2`)
+		if code != 2 || stdout != `{"x":1}` || stderr != "blocked: no network" {
+			t.Fatalf("got code %d stdout %q stderr %q, want 2 and the command's output untouched", code, stdout, stderr)
+		}
+	})
+	t.Run("Fails", func(t *testing.T) {
+		for name, tt := range map[string]struct {
+			env  []string
+			cmd  string
+			warn string
+		}{
+			"Exit1":   {nil, `echo '{"hookSpecificOutput":{}}'; exit 1`, "exited with code 1"},
+			"Timeout": {[]string{"HEIRLOOM_UPSTREAM_TIMEOUT=300ms"}, `sleep 30`, "timed out after 300ms"},
+			"Garbage": {nil, `echo '{"continue":tru'`, "not valid JSON"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				stdout, stderr, code := runHook(t, subagentStart, append(append([]string{}, env...), tt.env...), "--", "sh", "-c", tt.cmd)
+				if code != 0 || stdout != ours+"\n" {
+					t.Fatalf("got code %d stdout %q, want 0 and serve's reply alone", code, stdout)
+				}
+				if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.warn) {
+					t.Fatalf("stderr: got %q, want one warning naming %q", stderr, tt.warn)
+				}
+			})
+		}
+	})
+	t.Run("SidecarDown", func(t *testing.T) {
+		down := append(baseEnv(t), "HEIRLOOM_URL=http://"+freeAddr(t), "HOOK_MARK=plain context 5")
+		stdout, stderr, code := runHook(t, subagentStart, down, "--", "sh", "-c", `printf '%s\n' "$HOOK_MARK"`)
+		if code != 0 || stdout != "plain context 5\n" {
+			t.Fatalf("got code %d stdout %q, want 0 and the command's output byte for byte", code, stdout)
+		}
+		if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "unreachable") {
+			t.Fatalf("stderr: got %q, want one warning", stderr)
+		}
+	})
+	t.Run("NoCommand", func(t *testing.T) {
+		stdout, stderr, code := runHook(t, subagentStart, env, "--")
+		if code != 0 || stdout != "{}\n" || !strings.Contains(stderr, "usage") {
+			t.Fatalf("got code %d stdout %q stderr %q, want 0, {} and a usage warning", code, stdout, stderr)
+		}
+	})
+}
+
+// TestShimWrapsCommandInParallel: the wrapped command waits for the sidecar to be called, and the
+// sidecar stand-in waits for the command to start before it answers, so the hook completes
+// without a timeout only if the shim runs the two at once.
+func TestShimWrapsCommandInParallel(t *testing.T) {
+	dir := t.TempDir()
+	cmdStarted, sidecarCalled := filepath.Join(dir, "cmd-started"), filepath.Join(dir, "sidecar-called")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		os.WriteFile(sidecarCalled, nil, 0o600)
+		for r.Context().Err() == nil {
+			if _, err := os.Stat(cmdStarted); err == nil {
+				io.WriteString(w, `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"OURS"}}`)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	cmd := writeScript(t, `: > "$1"
+while [ ! -e "$2" ]; do sleep 0.01; done
+echo THEIRS`)
+	env := append(baseEnv(t), "HEIRLOOM_URL=http://"+ln.Addr().String(), "HEIRLOOM_HOOK_TIMEOUT=10s", "HEIRLOOM_UPSTREAM_TIMEOUT=10s")
+	stdout, stderr, code := runHook(t, sessionStart("par", "/tmp"), env, "--", cmd, cmdStarted, sidecarCalled)
+	want := `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"OURS\n\nTHEIRS"}}`
+	if code != 0 || stdout != want || stderr != "" {
+		t.Fatalf("got code %d stdout %q stderr %q, want 0, %s and no warning", code, stdout, stderr, want)
+	}
+}
+
 // TestConfigCommands: config show names origins; config example is accepted back as a config file;
 // a bad config makes serve exit non-zero naming the key.
 func TestConfigCommands(t *testing.T) {

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mattn/go-isatty"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
@@ -53,13 +56,16 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	return m.Close(closeCtx)
 }
 
-// Main holds the running sidecar: config, logger, store and server, opened in that order and
-// closed in reverse.
+// Main holds the running sidecar: config, logger, metrics registry, store and server, opened in
+// that order and closed in reverse.
 type Main struct {
 	Config config.Config
 	Logger hclog.Logger
-	Store  *kv.Store
-	Server *proxy.Server
+	// Registry holds every metric, served at GET /metrics: the server's, Go's runtime and the
+	// process's.
+	Registry *prometheus.Registry
+	Store    *kv.Store
+	Server   *proxy.Server
 	// OpenCode follows each configured OpenCode server's event stream into Server.
 	OpenCode []*opencode.Client
 	// OpenCodePassword is used for OpenCode servers configured without a password
@@ -74,7 +80,9 @@ type Main struct {
 
 // NewMain builds the sidecar from cfg, logging to logOut.
 func NewMain(cfg config.Config, logOut io.Writer) *Main {
-	return &Main{Config: cfg, Logger: newLogger(cfg.Log, logOut)}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return &Main{Config: cfg, Logger: newLogger(cfg.Log, logOut), Registry: reg}
 }
 
 // Run opens the store and starts the server; it returns once the server is listening.
@@ -93,6 +101,13 @@ func (m *Main) Run(ctx context.Context) error {
 	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
 	srv.HookTimeout = cfg.Server.HookTimeout
 	srv.ClaudeCode = claudecode.Adapter{}
+	srv.Registry = m.Registry
+	if up := cfg.Adapters.ClaudeCode.Upstream; up.URL != "" {
+		srv.ClaudeCodeUpstream = proxy.Upstream{URL: up.URL, Timeout: up.Timeout, Token: up.Token, Header: http.Header{}}
+		for name, value := range up.Headers {
+			srv.ClaudeCodeUpstream.Header.Set(name, value)
+		}
+	}
 	srv.TranscriptRoots = cfg.Adapters.ClaudeCode.TranscriptRoots
 	srv.MaxReadBytes = cfg.Adapters.ClaudeCode.MaxReadBytes
 	srv.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars

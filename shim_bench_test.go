@@ -105,3 +105,37 @@ func BenchmarkShim(b *testing.B) {
 		benchExec(b, base, payload, "", bin)
 	})
 }
+
+// BenchmarkShimWrap measures what wrapping an existing command hook costs (proxy mode):
+// `heirloom hook claude-code -- echo {}` with a SessionStart payload on stdin, exec'd once per
+// iteration, against an in-process server (which adds nothing to SessionStart of a new session,
+// so echo's output passes through) and against an address nobody listens on, beside the same
+// `echo {}` run alone.
+func BenchmarkShimWrap(b *testing.B) {
+	home := b.TempDir()
+	base := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	payload := func(i int) string {
+		return fmt.Sprintf(`{"session_id":"wrap-%d","transcript_path":"/nonexistent/wrap-%d.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, i, i)
+	}
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		b.Skip("echo not found")
+	}
+	b.Run("echo-alone", func(b *testing.B) {
+		benchExec(b, base, payload, "{}\n", echo, "{}")
+	})
+	b.Run("shim=sidecar/wrap=echo", func(b *testing.B) {
+		env := append(base, "HEIRLOOM_URL="+openBenchServer(b))
+		benchExec(b, env, payload, "{}\n", heirloomBin, "hook", "claude-code", "--", echo, "{}")
+	})
+	b.Run("shim=nothing-listening/wrap=echo", func(b *testing.B) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		env := append(base, "HEIRLOOM_URL=http://"+addr)
+		benchExec(b, env, payload, "{}\n", heirloomBin, "hook", "claude-code", "--", echo, "{}")
+	})
+}

@@ -157,6 +157,32 @@ type ClaudeCode struct {
 	// MaxReadBytes caps the transcript bytes read per hook call. Default
 	// 4 MiB; it must be > 0.
 	MaxReadBytes int64 `koanf:"max_read_bytes"`
+
+	// Upstream is an existing http hook target heirloom sits in front of
+	// (proxy mode): each POST /hooks/claude-code is forwarded to it and its
+	// reply comes back with heirloom's context first. Default: none.
+	Upstream Upstream `koanf:"upstream"`
+}
+
+// Upstream is an HTTP hook target heirloom forwards hook calls to.
+type Upstream struct {
+	// URL is where each hook call is POSTed, e.g.
+	// "http://127.0.0.1:8080/hooks". Empty means no upstream; otherwise an
+	// http(s) URL with a host.
+	URL string `koanf:"url"`
+
+	// Timeout bounds one forwarded call; past it heirloom replies with its
+	// own context alone. Default 5s; it must be > 0.
+	Timeout time.Duration `koanf:"timeout"`
+
+	// Headers are extra request headers, name to value. Default none. Names
+	// cannot contain "."; in the environment, a comma-separated list of
+	// Name=value pairs.
+	Headers map[string]string `koanf:"headers"`
+
+	// Token, when set, is sent as "Authorization: Bearer <token>". Default
+	// empty.
+	Token string `koanf:"token"`
 }
 
 // Default returns a complete, working configuration for a user whose home
@@ -188,6 +214,7 @@ func Default(home, xdgDataHome string) Config {
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},
 			MaxReadBytes:    4 << 20,
+			Upstream:        Upstream{Timeout: 5 * time.Second, Headers: map[string]string{}},
 		}, OpenCode: OpenCode{Servers: []OpenCodeServer{}},
 			OpenClaw: OpenClaw{DescribeWait: 300 * time.Millisecond}},
 	}

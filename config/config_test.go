@@ -24,6 +24,7 @@ func TestDefault(t *testing.T) {
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{"/home/u/.claude/projects"},
 			MaxReadBytes:    4 << 20,
+			Upstream:        config.Upstream{Timeout: 5 * time.Second, Headers: map[string]string{}},
 		}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{}},
 			OpenClaw: config.OpenClaw{DescribeWait: 300 * time.Millisecond}},
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"reflect"
 	"sort"
@@ -27,6 +28,7 @@ func check(flat map[string]any, origin func(key string) string) (source, []error
 	src := source{values: make(map[string]any), origins: make(map[string]string)}
 	var errs []error
 	reported := make(map[string]bool)
+	flat = groupMaps(flat)
 	names := make([]string, 0, len(flat))
 	for key := range flat {
 		names = append(names, key)
@@ -73,6 +75,38 @@ func check(flat map[string]any, origin func(key string) string) (source, []error
 	return src, errs
 }
 
+// groupMaps returns flat with the entries below a map-typed leaf (koanf
+// flattens "headers: {X-A: b}" to "...headers.X-A") gathered back into one
+// map value under the leaf's key. An entry whose name holds a "." (a nested
+// mapping) is left alone, so check reports it as a type error of the leaf.
+func groupMaps(flat map[string]any) map[string]any {
+	var out map[string]any
+	for key, v := range flat {
+		above, ok := keys.leafAbove(key)
+		if !ok || keys.byKey[above].typ.Kind() != reflect.Map {
+			continue
+		}
+		name := key[len(above)+1:]
+		if strings.Contains(name, ".") {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(flat)
+		}
+		delete(out, key)
+		m, _ := out[above].(map[string]any)
+		if m == nil {
+			m = make(map[string]any)
+			out[above] = m
+		}
+		m[name] = v
+	}
+	if out == nil {
+		return flat
+	}
+	return out
+}
+
 // absent reports whether a section's value sets nothing: null or {}.
 func absent(v any) bool {
 	m, ok := v.(map[string]any)
@@ -94,7 +128,7 @@ func decodeOne(key string, v any) error {
 // never included.
 func typeError(l leaf, v any, source string) *Error {
 	e := &Error{Key: l.key, Source: source, Value: v, Msg: "is not " + typeName(l.typ)}
-	if l.key == "token" {
+	if secret[l.key] {
 		e.Value, e.Msg = nil, "value is not "+typeName(l.typ)
 	}
 	return e
@@ -111,6 +145,8 @@ func typeName(t reflect.Type) string {
 		return "an integer"
 	case t.Kind() == reflect.Bool:
 		return "a boolean (true or false)"
+	case t == headersType:
+		return "a mapping of header names to strings"
 	case t == reflect.SliceOf(serverType):
 		return "a list of servers, each a URL or {url, password, directory}"
 	case t.Kind() == reflect.Slice:
@@ -131,6 +167,7 @@ func unmarshal(k *koanf.Koanf, c *Config) error {
 			mapstructure.StringToTimeDurationHookFunc(),
 			listHook,
 			serversHook,
+			headersHook,
 			mapstructure.StringToIntHookFunc(),
 			mapstructure.StringToInt64HookFunc(),
 			mapstructure.StringToBoolHookFunc(),
@@ -209,4 +246,28 @@ func serversHook(from, to reflect.Type, data any) (any, error) {
 		return out, nil
 	}
 	return data, nil
+}
+
+var headersType = reflect.TypeFor[map[string]string]()
+
+// headersHook reads a string as comma-separated Name=value pairs, so
+// HEIRLOOM_ADAPTERS__CLAUDE_CODE__UPSTREAM__HEADERS="X-A=1, X-B=2" is
+// {X-A: 1, X-B: 2}. A value keeps any "=" after the first. An empty string is
+// an empty mapping.
+func headersHook(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to != headersType {
+		return data, nil
+	}
+	out := map[string]string{}
+	for _, pair := range strings.Split(reflect.ValueOf(data).String(), ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(pair, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, errors.New("not a list of Name=value pairs")
+		}
+		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return out, nil
 }

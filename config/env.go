@@ -13,9 +13,11 @@ const envPrefix = "HEIRLOOM_"
 // ignoredEnv are HEIRLOOM_* variables that other parts of the program read
 // (the hook shim, the command line); they set no configuration key.
 var ignoredEnv = map[string]bool{
-	"HEIRLOOM_URL":          true,
-	"HEIRLOOM_HOOK_TIMEOUT": true,
-	"HEIRLOOM_CONFIG":       true,
+	"HEIRLOOM_URL":               true,
+	"HEIRLOOM_HOOK_TIMEOUT":      true,
+	"HEIRLOOM_UPSTREAM_TIMEOUT":  true, // the shim's wrapped-command timeout
+	"HEIRLOOM_MAX_CONTEXT_CHARS": true, // the shim's cap on a merged reply
+	"HEIRLOOM_CONFIG":            true,
 }
 
 // envSource reads the HEIRLOOM_* variables of environ. A variable must be
@@ -44,7 +46,8 @@ func envSource(environ []string) (source, []error) {
 	byKey := make(map[string]string, len(vars))
 	for _, name := range names {
 		key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, envPrefix)), "__", ".")
-		if envName(key) != name {
+		if _, below := keys.leafAbove(key); below || envName(key) != name {
+			// A map is set whole (HEIRLOOM_..._HEADERS="A=1,B=2"), never entry by entry.
 			errs = append(errs, &Error{Source: "env " + name, Err: ErrUnknownKey})
 			continue
 		}

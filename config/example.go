@@ -30,6 +30,11 @@ var docs = map[string]string{
 	"adapters.claude_code.max_context_chars": "Cap on the context returned to one hook, 500..10000.",
 	"adapters.claude_code.transcript_roots":  "Directories transcripts may be read from (absolute, or starting with ~/).",
 	"adapters.claude_code.max_read_bytes":    "Cap on transcript bytes read per hook call.",
+	"adapters.claude_code.upstream":          "Existing http hook target to forward hook calls to (proxy mode); heirloom's context comes first.",
+	"adapters.claude_code.upstream.url":      "Where hook calls are POSTed, e.g. http://127.0.0.1:8080/hooks; empty for none.",
+	"adapters.claude_code.upstream.timeout":  "How long a forwarded call may take before heirloom replies with its context alone.",
+	"adapters.claude_code.upstream.headers":  "Extra request headers, name: value (in the environment: Name=value,Name2=value2).",
+	"adapters.claude_code.upstream.token":    "Bearer token sent to the upstream; empty sends none.",
 	"adapters.opencode":                      "OpenCode.",
 	"adapters.opencode.servers":              "OpenCode servers to follow: URLs, or {url, password, directory} items.",
 	"adapters.openclaw":                      "OpenClaw.",
@@ -43,7 +48,9 @@ var docs = map[string]string{
 
 // commentedOut are keys Example shows as comments: data_dir because its
 // default depends on XDG_DATA_HOME, the tokens because they are secrets.
-var commentedOut = map[string]bool{"data_dir": true, "token": true, "adapters.openclaw.token": true}
+var commentedOut = map[string]bool{
+	"data_dir": true, "token": true, "adapters.openclaw.token": true, "adapters.claude_code.upstream.token": true,
+}
 
 // Example returns a YAML configuration file that shows every key at its
 // default, each explained in one line; data_dir and token are left as

@@ -16,7 +16,8 @@ func TestExample_RoundTrip(t *testing.T) {
 	}
 	for key, origin := range l.Origins {
 		want := "file " + path
-		if key == "data_dir" || key == "token" || key == "adapters.openclaw.token" { // commented out in the example
+		switch key {
+		case "data_dir", "token", "adapters.openclaw.token", "adapters.claude_code.upstream.token": // commented out in the example
 			want = "default"
 		}
 		if origin != want {
@@ -38,7 +39,7 @@ func TestExample_Uncommented(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if got, want := len(values), 19; got != want {
+	if got, want := len(values), 23; got != want {
 		t.Errorf("got %d keys, want %d", got, want)
 	}
 	path := writeConfig(t, b.String())

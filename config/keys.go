@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +49,9 @@ func (s *schema) walk(t reflect.Type, prefix string, index []int) {
 		s.leaves = append(s.leaves, l)
 		s.byKey[key] = l
 		s.depth = max(s.depth, len(idx))
+		if f.Type.Kind() == reflect.Map {
+			s.depth = max(s.depth, len(idx)+1) // a map's entries are one level below its key
+		}
 	}
 }
 
@@ -88,14 +93,17 @@ func (s *schema) unknownRoot(key string) string {
 	return key
 }
 
-// flatten returns every leaf of c by key. Slices are copied.
+// flatten returns every leaf of c by key. Slices and maps are copied.
 func flatten(c *Config) map[string]any {
 	v := reflect.ValueOf(c).Elem()
 	out := make(map[string]any, len(keys.leaves))
 	for _, l := range keys.leaves {
 		x := v.FieldByIndex(l.index).Interface()
-		if ss, ok := x.([]string); ok {
-			x = append([]string{}, ss...)
+		switch xs := x.(type) {
+		case []string:
+			x = append([]string{}, xs...)
+		case map[string]string:
+			x = maps.Clone(xs)
 		}
 		out[l.key] = x
 	}
@@ -116,8 +124,9 @@ func envName(key string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
 }
 
-// formatValue renders a leaf value as a YAML scalar or flow list: strings and
-// durations double-quoted, numbers and booleans bare.
+// formatValue renders a leaf value as a YAML scalar, flow list or flow
+// mapping: strings and durations double-quoted, numbers and booleans bare, map
+// entries sorted by name.
 func formatValue(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -136,6 +145,13 @@ func formatValue(v any) string {
 			q[i] = strconv.Quote(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
+	case map[string]string:
+		names := slices.Sorted(maps.Keys(v))
+		q := make([]string, len(names))
+		for i, name := range names {
+			q[i] = strconv.Quote(name) + ": " + strconv.Quote(v[name])
+		}
+		return "{" + strings.Join(q, ", ") + "}"
 	case []OpenCodeServer:
 		q := make([]string, len(v))
 		for i, srv := range v {

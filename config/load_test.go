@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 19; got != want {
+	if got, want := len(l.Origins), 23; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -131,6 +131,12 @@ func TestLoad_Testdata(t *testing.T) {
 				MaxContextChars: 8000,
 				TranscriptRoots: []string{home + "/.claude/projects", "/var/lib/claude/projects"},
 				MaxReadBytes:    2 << 20,
+				Upstream: config.Upstream{
+					URL:     "http://127.0.0.1:8080/hooks",
+					Timeout: 2 * time.Second,
+					Headers: map[string]string{"X-Api-Key": "k3y", "X-Team": "a"},
+					Token:   "up-secret",
+				},
 			}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{
 				{URL: "http://127.0.0.1:4096", Password: "pw", Directory: "/srv/app"},
 				{URL: "http://127.0.0.1:4097"},
@@ -234,6 +240,8 @@ func TestLoad_IgnoredEnv(t *testing.T) {
 		"HEIRLOOM_URL=http://127.0.0.1:1",
 		"HEIRLOOM_HOOK_TIMEOUT=not-a-duration",
 		"HEIRLOOM_CONFIG=/nowhere.yaml",
+		"HEIRLOOM_UPSTREAM_TIMEOUT=5s",
+		"HEIRLOOM_MAX_CONTEXT_CHARS=8000",
 	}})
 	if want := config.Default(home, ""); !reflect.DeepEqual(l.Config, want) {
 		t.Errorf("got %+v, want %+v", l.Config, want)

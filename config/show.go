@@ -15,7 +15,13 @@ func (l *Loaded) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
 	for _, key := range keys.sortedKeys() {
 		value := formatValue(values[key])
-		if secret[key] && value != `""` {
+		if m, ok := values[key].(map[string]string); ok && secret[key] {
+			masked := make(map[string]string, len(m))
+			for name := range m {
+				masked[name] = "(set)"
+			}
+			value = formatValue(masked)
+		} else if secret[key] && value != `""` {
 			value = "(set)"
 		}
 		origin := l.Origins[key]
@@ -28,5 +34,11 @@ func (l *Loaded) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// secret are the keys whose values config show never prints.
-var secret = map[string]bool{"token": true, "adapters.openclaw.token": true}
+// secret are the keys whose values config show and errors never print; of a
+// mapping, only the names are shown (header values often carry credentials).
+var secret = map[string]bool{
+	"token":                                 true,
+	"adapters.openclaw.token":               true,
+	"adapters.claude_code.upstream.token":   true,
+	"adapters.claude_code.upstream.headers": true,
+}

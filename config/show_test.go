@@ -26,6 +26,10 @@ func TestLoaded_WriteTo(t *testing.T) {
 	want := `adapters.claude_code.max_context_chars: 9500  # default
 adapters.claude_code.max_read_bytes: 4194304  # default
 adapters.claude_code.transcript_roots: ["/home/u/.claude/projects"]  # default
+adapters.claude_code.upstream.headers: {}  # default
+adapters.claude_code.upstream.timeout: "5s"  # default
+adapters.claude_code.upstream.token: ""  # default
+adapters.claude_code.upstream.url: ""  # default
 adapters.openclaw.describe_wait: "300ms"  # default
 adapters.openclaw.token: ""  # default
 adapters.openclaw.url: ""  # default

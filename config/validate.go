@@ -2,11 +2,13 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,6 +16,9 @@ import (
 // scopePattern is what a memory scope may look like; it is used in store
 // keys and URLs.
 var scopePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// headerNamePattern is an HTTP header name (an RFC 9110 token).
+var headerNamePattern = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 
 // Validate reports every invalid value in c, as *Error values joined with
 // errors.Join, or nil when c is valid. Each error names the key and the bad
@@ -87,6 +92,25 @@ func (c *Config) problems() []*Error {
 	}
 	if cc.MaxReadBytes <= 0 {
 		bad("adapters.claude_code.max_read_bytes", cc.MaxReadBytes, "must be greater than 0")
+	}
+	if up := cc.Upstream; up.URL != "" {
+		if u, err := url.Parse(up.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("adapters.claude_code.upstream.url", up.URL, "is not an http(s) URL with a host")
+		}
+	}
+	if cc.Upstream.Timeout <= 0 {
+		bad("adapters.claude_code.upstream.timeout", cc.Upstream.Timeout, "must be greater than 0")
+	}
+	for _, name := range slices.Sorted(maps.Keys(cc.Upstream.Headers)) {
+		switch {
+		case !headerNamePattern.MatchString(name):
+			bad("adapters.claude_code.upstream.headers", name, "is not a valid header name")
+		case strings.ContainsAny(cc.Upstream.Headers[name], "\r\n\x00"):
+			bad("adapters.claude_code.upstream.headers", name, "has a value with a line break or NUL")
+		}
+	}
+	if strings.ContainsAny(cc.Upstream.Token, "\r\n\x00 ") {
+		bad("adapters.claude_code.upstream.token", nil, "must not contain spaces, line breaks or NUL")
 	}
 	for _, srv := range c.Adapters.OpenCode.Servers {
 		if u, err := url.Parse(srv.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -43,6 +43,20 @@ func TestConfig_Validate(t *testing.T) {
 		{"ErrNoRoots", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = nil }, "adapters.claude_code.transcript_roots", nil},
 		{"ErrRelativeRoot", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = []string{"/a", "b"} }, "adapters.claude_code.transcript_roots", "b"},
 		{"ErrMaxReadBytes", func(c *config.Config) { c.Adapters.ClaudeCode.MaxReadBytes = -1 }, "adapters.claude_code.max_read_bytes", int64(-1)},
+		{"OKUpstream", func(c *config.Config) {
+			c.Adapters.ClaudeCode.Upstream = config.Upstream{URL: "https://mem.example:8443/hook", Timeout: time.Second,
+				Headers: map[string]string{"X-Api-Key": "a=b"}, Token: "t"}
+		}, "", nil},
+		{"ErrUpstreamURL", func(c *config.Config) { c.Adapters.ClaudeCode.Upstream.URL = "127.0.0.1:8080" }, "adapters.claude_code.upstream.url", "127.0.0.1:8080"},
+		{"ErrUpstreamScheme", func(c *config.Config) { c.Adapters.ClaudeCode.Upstream.URL = "ws://x/hook" }, "adapters.claude_code.upstream.url", "ws://x/hook"},
+		{"ErrUpstreamTimeout", func(c *config.Config) { c.Adapters.ClaudeCode.Upstream.Timeout = 0 }, "adapters.claude_code.upstream.timeout", time.Duration(0)},
+		{"ErrUpstreamHeaderName", func(c *config.Config) {
+			c.Adapters.ClaudeCode.Upstream.Headers = map[string]string{"X Bad": "v"}
+		}, "adapters.claude_code.upstream.headers", "X Bad"},
+		{"ErrUpstreamHeaderValue", func(c *config.Config) {
+			c.Adapters.ClaudeCode.Upstream.Headers = map[string]string{"X-Ok": "a\r\nX-Injected: 1"}
+		}, "adapters.claude_code.upstream.headers", "X-Ok"},
+		{"ErrUpstreamToken", func(c *config.Config) { c.Adapters.ClaudeCode.Upstream.Token = "a\nb" }, "adapters.claude_code.upstream.token", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := config.Default("/home/u", "")
@@ -73,7 +87,7 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestConfig_Validate_All(t *testing.T) {
 	var c config.Config
-	if got, want := len(configErrors(c.Validate())), 11; got != want {
+	if got, want := len(configErrors(c.Validate())), 12; got != want {
 		t.Errorf("zero Config: got %d errors, want %d (one per field whose zero value is invalid)", got, want)
 	}
 }

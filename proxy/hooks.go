@@ -14,7 +14,11 @@ import (
 // Bad requests get a JSON error (400 malformed, 405 method, 413 too large). Everything after a
 // successful decode fails open: whatever goes wrong or runs late, the harness gets 200 and the
 // empty reply, never an error it would show its user.
-func (s *Server) hookHandler(hooks func() adapters.Hooks) http.HandlerFunc {
+//
+// With an upstream (up not nil), the call is also forwarded to it while heirloom decides, and
+// the reply is the upstream's with heirloom's context first (see forward). A body heirloom
+// cannot decode is then still forwarded, and the upstream's reply passed through as it is.
+func (s *Server) hookHandler(hooks func() adapters.Hooks, up *upstream) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := hooks()
 		if h == nil {
@@ -30,6 +34,13 @@ func (s *Server) hookHandler(hooks func() adapters.Hooks) http.HandlerFunc {
 			return
 		}
 		ev, err := h.Decode(body)
+		if err != nil && up != nil {
+			s.Logger.Debug("undecodable hook call forwarded as it is", "harness", h.Harness(), "error", err)
+			mine := make(chan []byte, 1)
+			mine <- h.Reply(adapters.Event{}, "")
+			s.forward(w, r, up, body, adapters.Event{Harness: h.Harness()}, mine)
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -40,6 +51,13 @@ func (s *Server) hookHandler(hooks func() adapters.Hooks) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.HookTimeout)
 		defer cancel()
+		if up != nil {
+			// Forward while deciding: the harness waits for the slower of the two, not both.
+			mine := make(chan []byte, 1)
+			go func() { mine <- h.Reply(ev, s.decideInTime(ctx, ev)) }()
+			s.forward(w, r, up, body, ev, mine)
+			return
+		}
 		text := s.decideInTime(ctx, ev)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(h.Reply(ev, text))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -39,6 +40,9 @@ type Server struct {
 	// also implements adapters.Transcripts and adapters.SubagentMetas, transcripts and sub-agent
 	// metadata are read too.
 	ClaudeCode adapters.Hooks
+	// ClaudeCodeUpstream, when its URL is set, is an existing http hook target every POST
+	// /hooks/claude-code is forwarded to (proxy mode, see Upstream). Its zero value is none.
+	ClaudeCodeUpstream Upstream
 	// TranscriptRoots are the directories transcripts may be read from, after resolving symlinks.
 	// Nil means none: no transcript is read.
 	TranscriptRoots []string
@@ -67,14 +71,19 @@ type Server struct {
 	DescribeWait time.Duration
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
+	// Registry receives the server's metrics and is served at GET /metrics. Nil means a registry
+	// of the server's own, made by Open.
+	Registry *prometheus.Registry
 
-	locks  keyLocks // per top-level session
-	ln     net.Listener
-	http   *http.Server
-	ctx    context.Context // owned by the server; cancelled by Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // background work started by handlers
-	once   sync.Once
+	metrics    *metrics
+	ccUpstream *upstream // ClaudeCodeUpstream, opened; nil for none
+	locks      keyLocks  // per top-level session
+	ln         net.Listener
+	http       *http.Server
+	ctx        context.Context // owned by the server; cancelled by Close
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup // background work started by handlers
+	once       sync.Once
 }
 
 // Inherit configures the inherited block.
@@ -130,6 +139,24 @@ func (s *Server) Open() error {
 	if s.MaxContextChars <= 0 {
 		s.MaxContextChars = 9500
 	}
+	if s.Registry == nil {
+		s.Registry = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(s.Registry)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	s.metrics = m
+	up, err := openUpstream(s.ClaudeCodeUpstream, s.Logger)
+	if err != nil {
+		return fmt.Errorf("claude code %w", err)
+	}
+	if up != nil && s.ClaudeCode != nil {
+		for _, o := range outcomes { // every series shows from the start, at 0
+			s.metrics.upstream.WithLabelValues(s.ClaudeCode.Harness(), o)
+		}
+	}
+	s.ccUpstream = up
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.Addr, err)
@@ -171,6 +198,7 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 		s.cancel()
 		s.wg.Wait()
+		s.ccUpstream.close()
 	})
 	return err
 }
@@ -180,9 +208,13 @@ func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", s.handleHealthz)
 	mux.HandleFunc("/readyz", s.handleReadyz)
-	mux.HandleFunc("/hooks/claude-code", s.hookHandler(func() adapters.Hooks { return s.ClaudeCode }))
+	mux.HandleFunc("/hooks/claude-code", s.hookHandler(func() adapters.Hooks { return s.ClaudeCode }, s.ccUpstream))
 	mux.HandleFunc("/hooks/{harness}", s.pluginHookHandler)
 	s.routeAPI(mux)
+	mux.Handle("GET /metrics", s.handleMetrics())
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodGet, http.MethodHead)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, Errorf(ECodeNotFound, "no route "+r.URL.Path))
 	})

@@ -14,16 +14,33 @@ import (
 // Shim is the command-hook side of heirloom: it reads one hook call on stdin, asks the sidecar,
 // and prints the reply. It never blocks the harness: if the sidecar is down, slow or answers
 // garbage, it prints the empty reply "{}" within Timeout and warns on one stderr line.
+//
+// With Command set it also wraps an existing hook command (proxy mode): the command gets the same
+// stdin bytes and runs in parallel with the sidecar call, and its reply is merged with heirloom's
+// context (see Run).
 type Shim struct {
 	// URL is the sidecar's base URL, e.g. "http://127.0.0.1:7433".
 	URL string
-	// Timeout bounds the whole call, reading stdin included. Zero means 1500ms.
+	// Timeout bounds the sidecar call, counted from the start of Run, so reading stdin is
+	// included. Zero means 1500ms.
 	Timeout time.Duration
 	// Token is sent as a bearer token when non-empty.
 	Token string
 	// Client sends the request. Nil means a client with no proxy from the environment, since
 	// the sidecar is local.
 	Client *http.Client
+
+	// Command is the hook command to wrap, name then arguments; a name without a slash is looked
+	// up in PATH. Empty means none: the shim only relays.
+	Command []string
+	// Env is the wrapped command's environment, "KEY=VALUE" pairs. Nil means the shim's own.
+	Env []string
+	// CommandTimeout bounds the wrapped command, reading stdin included; past it the command's
+	// whole process group is killed. Zero means 30s.
+	CommandTimeout time.Duration
+	// MaxContextChars caps the merged additionalContext, in UTF-16 code units (see Merge).
+	// Zero means 9500.
+	MaxContextChars int
 
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -33,26 +50,56 @@ type Shim struct {
 // emptyReply is what a hook prints when heirloom has nothing to add.
 const emptyReply = "{}"
 
-// Run relays one hook call for harness (e.g. "claude-code") and always returns nil: every failure
-// ends in the empty reply and a warning, because a hook error would reach the harness's user.
-func (s *Shim) Run(ctx context.Context, harness string) error {
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = 1500 * time.Millisecond
+// Run relays one hook call for harness (e.g. "claude-code") and returns the exit code for the
+// shim's process. Without Command it is always 0: every failure ends in the empty reply and a
+// warning, because a hook error would reach the harness's user.
+//
+// With Command, Run feeds the same stdin bytes to the command and to the sidecar, in parallel,
+// and waits for both (at most CommandTimeout and Timeout, plus a short grace for pipes a
+// command's leftover children hold open). The command's stderr is passed through as written.
+// Then, by the command's outcome:
+//   - exit 0: prints Merge of heirloom's context and the command's stdout, which is the stdout
+//     byte for byte when heirloom adds nothing (the sidecar failing included); returns 0.
+//   - exit 2 (the command blocks): prints its stdout as it was (its first MaxUpstreamBytes),
+//     adds nothing to stderr, and returns 2, whatever the sidecar did.
+//   - anything else (cannot start, killed, timed out, another exit code, stdout over
+//     MaxUpstreamBytes, a reply Merge rejects): prints heirloom's reply alone, warns on one
+//     line naming the reason, and returns 0.
+func (s *Shim) Run(ctx context.Context, harness string) int {
+	if len(s.Command) > 0 {
+		return s.runWrapped(ctx, harness)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 
 	reply, err := s.relay(ctx, harness)
 	if err != nil {
-		fmt.Fprintf(s.Stderr, "heirloom: %v; replying %s\n", err, emptyReply)
+		s.warnf("%v; replying %s", err, emptyReply)
 		reply = []byte(emptyReply)
 	}
+	s.writeReply(reply)
+	return 0
+}
+
+// timeout returns the bound of the sidecar call.
+func (s *Shim) timeout() time.Duration {
+	if s.Timeout <= 0 {
+		return 1500 * time.Millisecond
+	}
+	return s.Timeout
+}
+
+// writeReply prints one of heirloom's own replies, newline-terminated.
+func (s *Shim) writeReply(reply []byte) {
 	_, _ = s.Stdout.Write(reply)
 	if !bytes.HasSuffix(reply, []byte("\n")) {
 		_, _ = io.WriteString(s.Stdout, "\n")
 	}
-	return nil
+}
+
+// warnf writes one warning line to stderr.
+func (s *Shim) warnf(format string, args ...any) {
+	fmt.Fprintf(s.Stderr, "heirloom: "+format+"\n", args...)
 }
 
 // relay reads stdin and posts it, returning the sidecar's reply only if it is a JSON object.
@@ -61,6 +108,11 @@ func (s *Shim) relay(ctx context.Context, harness string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read hook input: %w", err)
 	}
+	return s.post(ctx, harness, body)
+}
+
+// post sends one hook call to the sidecar, returning its reply only if it is a JSON object.
+func (s *Shim) post(ctx context.Context, harness string, body []byte) ([]byte, error) {
 	url := strings.TrimRight(s.URL, "/") + "/hooks/" + harness
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

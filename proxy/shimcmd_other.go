@@ -1,0 +1,9 @@
+//go:build !unix
+
+package proxy
+
+import "os/exec"
+
+// killProcessGroup leaves cmd as it is: without process groups, cancellation kills the command
+// alone.
+func killProcessGroup(cmd *exec.Cmd) {}
