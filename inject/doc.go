@@ -1,6 +1,8 @@
 // Package inject assembles the deterministic text blocks heirloom hands to a harness: the
-// inherited block for a sub-agent (InheritedBlock), and later the objective reinforcement and
-// recovered checkpoint blocks, joined under the harness's cap (Join).
+// inherited block for a sub-agent (InheritedBlock), the objective reinforcement after a
+// compaction (ObjectiveBlock) and the recovered checkpoint at session start or resume
+// (RecoveredBlock), joined under the harness's cap (Join). A checkpoint's digest is built from
+// stored records by BuildDigest and rendered into these blocks by RenderDigest.
 //
 // Everything here is a pure function: stored records, a budget and (where a block needs one) the
 // current time go in, a string comes out. Nothing reads a clock, a file, the network or a store,

@@ -21,9 +21,9 @@ const MaxUpstreamBytes = 1 << 20
 // The headings that start heirloom's context sections (DESIGN §3), highest priority first: when
 // a merged context is over the cap, the lowest-priority section is cut first.
 var sectionHeadings = []string{
-	"[Objective Reinforcement]",
+	inject.ObjectiveHeading,
 	inject.InheritedHeading,
-	"## Recovered Session Checkpoint",
+	inject.RecoveredHeading,
 }
 
 // contextSep separates the parts of a merged context: heirloom's sections, the upstream's
