@@ -3,7 +3,6 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"unicode"
@@ -33,7 +32,7 @@ const (
 // error) so that a spawn which never started can be closed.
 func (Adapter) Decode(body []byte) (adapters.Event, error) {
 	var in HookInput
-	if err := decodeObject(body, &in); err != nil {
+	if err := adapters.DecodeObject("hook call", body, &in); err != nil {
 		return adapters.Event{}, err
 	}
 	if in.HookEventName == "" {
@@ -63,15 +62,15 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 	switch in.HookEventName {
 	case EventSessionStart:
 		var p SessionStartInput
-		_ = decodeObject(body, &p) // body was checked above: only field type mismatches remain
+		_ = adapters.DecodeObject("hook call", body, &p) // body was checked above: only field type mismatches remain
 		ev.Kind, ev.Source = adapters.KindSessionStart, p.Source
 	case EventUserPromptSubmit:
 		var p UserPromptSubmitInput
-		_ = decodeObject(body, &p)
+		_ = adapters.DecodeObject("hook call", body, &p)
 		ev.Kind, ev.Prompt = adapters.KindPrompt, p.Prompt
 	case EventPreToolUse:
 		var p PreToolUseInput
-		_ = decodeObject(body, &p)
+		_ = adapters.DecodeObject("hook call", body, &p)
 		if isSpawnTool(p.ToolName) {
 			ev.Kind, ev.Spawn = adapters.KindSpawn, spawnOf(p.ToolUseID, p.ToolInput)
 		} else {
@@ -79,7 +78,7 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 		}
 	case EventPostToolUse:
 		var p PostToolUseInput
-		_ = decodeObject(body, &p)
+		_ = adapters.DecodeObject("hook call", body, &p)
 		if isSpawnTool(p.ToolName) {
 			ev.Kind, ev.Spawn = adapters.KindSpawnResult, spawnOf(p.ToolUseID, p.ToolInput)
 			ev.Result = agentResult(p.ToolResponse)
@@ -88,7 +87,7 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 		}
 	case EventPostToolUseFailure:
 		var p PostToolUseFailureInput
-		_ = decodeObject(body, &p)
+		_ = adapters.DecodeObject("hook call", body, &p)
 		if isSpawnTool(p.ToolName) {
 			status := StatusFailed
 			if p.IsInterrupt {
@@ -109,12 +108,12 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 			return adapters.Event{}, adapters.Malformed("SubagentStop: agent_id missing, empty or not a string")
 		}
 		var p SubagentStopInput
-		_ = decodeObject(body, &p)
+		_ = adapters.DecodeObject("hook call", body, &p)
 		ev.Kind, ev.AgentTranscriptPath = adapters.KindSubagentStop, p.AgentTranscriptPath
 		ev.Result = &adapters.Result{AgentID: in.AgentID, Text: p.LastAssistantMessage}
 	case EventPreCompact:
 		var p PreCompactInput
-		_ = decodeObject(body, &p)
+		_ = adapters.DecodeObject("hook call", body, &p)
 		ev.Kind, ev.Trigger, ev.Instructions = adapters.KindPreCompact, p.Trigger, p.CustomInstructions
 	case EventStop:
 		ev.Kind = adapters.KindStop
@@ -137,29 +136,10 @@ func knownEvent(name string) bool {
 
 func isSpawnTool(name string) bool { return name == ToolAgent || name == ToolTask }
 
-// decodeObject unmarshals body, which must be one JSON object, into v. Syntax errors and
-// non-objects are malformed; a field of the wrong JSON type is left zero and is not an error.
-func decodeObject(body []byte, v any) error {
-	if !isObject(body) {
-		return adapters.Malformed("hook call: not a JSON object")
-	}
-	err := json.Unmarshal(body, v)
-	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); err != nil && !ok {
-		return adapters.Malformed("hook call: %v", err)
-	}
-	return nil
-}
-
-// isObject reports whether b's first non-blank byte opens a JSON object.
-func isObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
-}
-
 // spawnOf reads an Agent/Task tool_input. An input of another shape yields only the id.
 func spawnOf(toolUseID string, input json.RawMessage) *adapters.Spawn {
 	var in AgentInput
-	if isObject(input) {
+	if adapters.IsObject(input) {
 		_ = json.Unmarshal(input, &in)
 	}
 	return &adapters.Spawn{
@@ -178,7 +158,7 @@ func toolOf(name, useID string, input json.RawMessage) *adapters.ToolCall {
 // string or content array is taken as the text.
 func agentResult(raw json.RawMessage) *adapters.Result {
 	r := &adapters.Result{}
-	if !isObject(raw) {
+	if !adapters.IsObject(raw) {
 		r.Text = contentText(raw)
 		return r
 	}
@@ -224,7 +204,7 @@ const maxPathLen = 4096
 // appendFiles appends to files the paths named in a tool input's file_path, path and
 // notebook_path fields, skipping values that do not look like paths and duplicates.
 func appendFiles(files []string, input json.RawMessage) []string {
-	if !isObject(input) {
+	if !adapters.IsObject(input) {
 		return files
 	}
 	var fields map[string]json.RawMessage

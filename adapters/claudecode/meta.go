@@ -34,7 +34,7 @@ func (Adapter) SubagentMetaPath(agentTranscriptPath string) string {
 // Missing fields are zero.
 func (Adapter) ParseSubagentMeta(b []byte) (adapters.SubagentMeta, error) {
 	var m SubagentMetaFile
-	if !isObject(b) {
+	if !adapters.IsObject(b) {
 		return adapters.SubagentMeta{}, adapters.Malformed("sub-agent meta: not a JSON object")
 	}
 	if err := json.Unmarshal(b, &m); err != nil {

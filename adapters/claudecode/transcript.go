@@ -89,7 +89,7 @@ func (Adapter) ParseTranscript(chunk []byte, atEOF bool) ([]adapters.Turn, int) 
 
 // parseRecord turns one transcript line into a turn; ok is false when it yields none.
 func parseRecord(line []byte) (t adapters.Turn, ok bool) {
-	if !isObject(line) {
+	if !adapters.IsObject(line) {
 		return t, false
 	}
 	var r transcriptRecord
@@ -228,7 +228,7 @@ func joinText(a, b string) string {
 // toolOfResult names the tool of a tool_result record from its toolUseResult, when the shape
 // tells (Agent/Task results carry agentId), and the file it touched.
 func toolOfResult(raw json.RawMessage) (tool string, files []string) {
-	if !isObject(raw) {
+	if !adapters.IsObject(raw) {
 		return "", nil
 	}
 	var res toolUseResult

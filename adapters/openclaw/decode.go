@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -158,12 +157,12 @@ func DecodeEvent(event string, payload json.RawMessage) ([]adapters.Event, error
 // no sessions array.
 func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 	var l SessionList
-	if err := decodeObject(NameSessionsList+" result", result, &l); err != nil {
+	if err := adapters.DecodeObject(NameSessionsList+" result", result, &l); err != nil {
 		return nil, err
 	}
 	if isNull(l.Sessions) && isObject(l.List) {
 		var inner SessionList
-		unmarshalObject(l.List, &inner)
+		adapters.UnmarshalObject(l.List, &inner)
 		l.Sessions, l.Ts = inner.Sessions, inner.Ts
 	}
 	if isNull(l.Sessions) {
@@ -179,7 +178,7 @@ func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 	rows := make([]SessionRow, 0, len(elems))
 	for _, raw := range elems {
 		var row SessionRow
-		if decodeObject("session", raw, &row) == nil && row.Key != "" {
+		if adapters.DecodeObject("session", raw, &row) == nil && row.Key != "" {
 			rows = append(rows, row)
 		}
 	}
@@ -201,14 +200,14 @@ func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 // session is neither null nor an object with a key.
 func DecodeSessionDescribe(result json.RawMessage) ([]adapters.Event, error) {
 	var d SessionDescription
-	if err := decodeObject(NameSessionsDescribe+" result", result, &d); err != nil {
+	if err := adapters.DecodeObject(NameSessionsDescribe+" result", result, &d); err != nil {
 		return nil, err
 	}
 	if isNull(d.Session) {
 		return nil, nil
 	}
 	var row SessionRow
-	if err := decodeObject(NameSessionsDescribe+" session", d.Session, &row); err != nil {
+	if err := adapters.DecodeObject(NameSessionsDescribe+" session", d.Session, &row); err != nil {
 		return nil, err
 	}
 	if row.Key == "" {
@@ -221,7 +220,7 @@ func DecodeSessionDescribe(result json.RawMessage) ([]adapters.Event, error) {
 // decodeSessionsChanged maps a sessions.changed payload; see DecodeEvent.
 func decodeSessionsChanged(payload json.RawMessage) ([]adapters.Event, error) {
 	var p SessionsChanged
-	if err := decodeObject(eventSessionsChanged+" payload", payload, &p); err != nil {
+	if err := adapters.DecodeObject(eventSessionsChanged+" payload", payload, &p); err != nil {
 		return nil, err
 	}
 	row := p.SessionRow
@@ -256,7 +255,7 @@ func decodeSessionsChanged(payload json.RawMessage) ([]adapters.Event, error) {
 // decodeSessionMessage maps a session.message payload; see DecodeEvent.
 func decodeSessionMessage(payload json.RawMessage) ([]adapters.Event, error) {
 	var p SessionMessage
-	if err := decodeObject(eventSessionMessage+" payload", payload, &p); err != nil {
+	if err := adapters.DecodeObject(eventSessionMessage+" payload", payload, &p); err != nil {
 		return nil, err
 	}
 	if p.SessionKey == "" {
@@ -274,7 +273,7 @@ func decodeSessionMessage(payload json.RawMessage) ([]adapters.Event, error) {
 // decodeSessionTool maps a session.tool payload; see DecodeEvent.
 func decodeSessionTool(payload json.RawMessage) ([]adapters.Event, error) {
 	var p SessionTool
-	if err := decodeObject(eventSessionTool+" payload", payload, &p); err != nil {
+	if err := adapters.DecodeObject(eventSessionTool+" payload", payload, &p); err != nil {
 		return nil, err
 	}
 	d := p.Data
@@ -291,7 +290,7 @@ func decodeSessionTool(payload json.RawMessage) ([]adapters.Event, error) {
 		t.Text, t.Files = inputSummary(args), inputFiles(args)
 	} else {
 		var r ToolResult
-		unmarshalObject(d.Result, &r)
+		adapters.UnmarshalObject(d.Result, &r)
 		t.Tool = resolveResultName(d.Name, r.Details)
 		t.Text = toolResultText(d.Result, d.IsError)
 	}
@@ -312,7 +311,7 @@ func decodeSessionTool(payload json.RawMessage) ([]adapters.Event, error) {
 // decodeSessionOperation maps a session.operation payload; see DecodeEvent.
 func decodeSessionOperation(payload json.RawMessage) ([]adapters.Event, error) {
 	var p SessionOperation
-	if err := decodeObject(eventSessionOperation+" payload", payload, &p); err != nil {
+	if err := adapters.DecodeObject(eventSessionOperation+" payload", payload, &p); err != nil {
 		return nil, err
 	}
 	if p.SessionKey == "" {
@@ -329,7 +328,7 @@ func decodeSessionOperation(payload json.RawMessage) ([]adapters.Event, error) {
 // decodeTask maps a task payload; see DecodeEvent.
 func decodeTask(payload json.RawMessage) ([]adapters.Event, error) {
 	var p TaskEvent
-	if err := decodeObject(eventTask+" payload", payload, &p); err != nil {
+	if err := adapters.DecodeObject(eventTask+" payload", payload, &p); err != nil {
 		return nil, err
 	}
 	if p.Action != "upserted" {
@@ -388,7 +387,7 @@ func cutSummary(s string) bool {
 // decodeAgent maps an agent payload; see DecodeEvent.
 func decodeAgent(payload json.RawMessage) ([]adapters.Event, error) {
 	var p AgentEvent
-	if err := decodeObject(eventAgent+" payload", payload, &p); err != nil {
+	if err := adapters.DecodeObject(eventAgent+" payload", payload, &p); err != nil {
 		return nil, err
 	}
 	if p.SessionKey == "" {
@@ -631,7 +630,7 @@ func contentParts(content json.RawMessage) []ContentPart {
 	for _, raw := range elems {
 		var p ContentPart
 		if isObject(raw) {
-			unmarshalObject(raw, &p)
+			adapters.UnmarshalObject(raw, &p)
 			parts = append(parts, p)
 		}
 	}
@@ -682,7 +681,7 @@ type wrappedResult struct {
 func resolveCall(name string, args json.RawMessage) (string, json.RawMessage) {
 	if name == toolSearchCall {
 		var w toolCallWrapper
-		unmarshalObject(args, &w)
+		adapters.UnmarshalObject(args, &w)
 		if w.ID != "" {
 			return w.ID, w.Args
 		}
@@ -694,7 +693,7 @@ func resolveCall(name string, args json.RawMessage) (string, json.RawMessage) {
 func resolveResultName(name string, details json.RawMessage) string {
 	if name == toolSearchCall {
 		var w wrappedResult
-		unmarshalObject(details, &w)
+		adapters.UnmarshalObject(details, &w)
 		if w.Tool.Name != "" {
 			return w.Tool.Name
 		}
@@ -709,12 +708,12 @@ func toolResultText(result json.RawMessage, isError bool) string {
 		return resultSummary(contentText(result), isError)
 	}
 	var r ToolResult
-	unmarshalObject(result, &r)
+	adapters.UnmarshalObject(result, &r)
 	var w wrappedResult
-	unmarshalObject(r.Details, &w)
+	adapters.UnmarshalObject(r.Details, &w)
 	if w.Tool.Name != "" && isObject(w.Result) {
 		var inner ToolResult
-		unmarshalObject(w.Result, &inner)
+		adapters.UnmarshalObject(w.Result, &inner)
 		if contentText(inner.Content) != "" {
 			r = inner
 		}
@@ -755,7 +754,7 @@ func findReceipt(raw json.RawMessage, depth int) (SpawnReceipt, bool) {
 			Result  json.RawMessage `json:"result"`
 			Content json.RawMessage `json:"content"`
 		}
-		unmarshalObject(raw, &o)
+		adapters.UnmarshalObject(raw, &o)
 		if o.ChildSessionKey != "" {
 			return o.SpawnReceipt, true
 		}
@@ -794,7 +793,7 @@ func messageSpawns(key string, m TranscriptMessage) []adapters.Event {
 		}
 		if tool, args := resolveCall(p.Name, p.Arguments); tool == toolSessionsSpawn && p.ID != "" {
 			var a SpawnArgs
-			unmarshalObject(args, &a)
+			adapters.UnmarshalObject(args, &a)
 			calls[p.ID] = a
 		}
 	}
@@ -948,27 +947,6 @@ func bound(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n…[%d bytes truncated]", len(s)-cut)
-}
-
-// decodeObject unmarshals data, which must be one JSON object, into v. Syntax errors and
-// non-objects are malformed; a field of the wrong JSON type is left zero and is not an error.
-func decodeObject(what string, data []byte, v any) error {
-	if !isObject(data) {
-		return adapters.Malformed("%s: missing or not a JSON object", what)
-	}
-	err := json.Unmarshal(data, v)
-	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); err != nil && !ok {
-		return adapters.Malformed("%s: %v", what, err)
-	}
-	return nil
-}
-
-// unmarshalObject fills v from data when data is a JSON object, leaving v zero otherwise and
-// fields of the wrong type zero.
-func unmarshalObject(data []byte, v any) {
-	if isObject(data) {
-		_ = json.Unmarshal(data, v)
-	}
 }
 
 // firstByte returns b's first non-blank byte, 0 for none.

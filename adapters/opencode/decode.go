@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -114,7 +113,7 @@ type envelope struct {
 // readFrame unwraps a frame of either stream into its header and the event's properties.
 func readFrame(data []byte) (Header, json.RawMessage, error) {
 	var env envelope
-	if err := decodeObject("frame", data, &env); err != nil {
+	if err := adapters.DecodeObject("frame", data, &env); err != nil {
 		return Header{}, nil, err
 	}
 	f := env.Frame
@@ -122,7 +121,7 @@ func readFrame(data []byte) (Header, json.RawMessage, error) {
 	if f.Type == "" && len(env.Payload) > 0 {
 		h.Directory = env.Directory
 		f = Frame{}
-		if err := decodeObject("global frame payload", env.Payload, &f); err != nil {
+		if err := adapters.DecodeObject("global frame payload", env.Payload, &f); err != nil {
 			return Header{}, nil, err
 		}
 	}
@@ -163,7 +162,7 @@ func decodeEvent(typ string, props json.RawMessage) ([]adapters.Event, error) {
 	switch typ {
 	case EventSessionCreated, EventSessionUpdated, EventSessionDeleted:
 		var p SessionProps
-		if err := decodeObject(typ+" properties", props, &p); err != nil {
+		if err := adapters.DecodeObject(typ+" properties", props, &p); err != nil {
 			return nil, err
 		}
 		id := cmp.Or(p.Info.ID, p.SessionID)
@@ -192,7 +191,7 @@ func decodeEvent(typ string, props json.RawMessage) ([]adapters.Event, error) {
 		return []adapters.Event{event(adapters.KindIdle, typ, p.SessionID)}, nil
 	case EventPartUpdated:
 		var p PartProps
-		if err := decodeObject(typ+" properties", props, &p); err != nil {
+		if err := adapters.DecodeObject(typ+" properties", props, &p); err != nil {
 			return nil, err
 		}
 		sessionID := cmp.Or(p.Part.SessionID, p.SessionID)
@@ -207,7 +206,7 @@ func decodeEvent(typ string, props json.RawMessage) ([]adapters.Event, error) {
 // decodeSessionProps decodes the properties of an event that names only a session, which
 // must be set.
 func decodeSessionProps(typ string, props json.RawMessage, v any, sessionID *string) error {
-	if err := decodeObject(typ+" properties", props, v); err != nil {
+	if err := adapters.DecodeObject(typ+" properties", props, v); err != nil {
 		return err
 	}
 	if *sessionID == "" {
@@ -301,9 +300,9 @@ func taskEvent(name, sessionID string, p Part, fallback time.Time) (ev adapters.
 		return ev, false
 	}
 	var in TaskInput
-	unmarshalObject(p.State.Input, &in)
+	adapters.UnmarshalObject(p.State.Input, &in)
 	var md TaskMetadata
-	unmarshalObject(p.State.Metadata, &md)
+	adapters.UnmarshalObject(p.State.Metadata, &md)
 	sp := &adapters.Spawn{
 		ToolUseID:      p.CallID,
 		ChildSessionID: md.SessionID,
@@ -383,7 +382,7 @@ func toolText(st ToolState) string {
 // inputSummary renders a tool input object as one line of JSON with sorted keys, bounded to
 // maxInputSummary; "" for an empty or non-object input.
 func inputSummary(input json.RawMessage) string {
-	if !isObject(input) {
+	if !adapters.IsObject(input) {
 		return ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(input))
@@ -411,7 +410,7 @@ const maxPathLen = 4096
 // inputFiles returns the paths a tool input names, skipping values that do not look like paths
 // and duplicates; nil when there are none.
 func inputFiles(input json.RawMessage) []string {
-	if !isObject(input) {
+	if !adapters.IsObject(input) {
 		return nil
 	}
 	var fields map[string]json.RawMessage
@@ -457,31 +456,4 @@ func millis(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
-}
-
-// decodeObject unmarshals data, which must be one JSON object, into v. Syntax errors and
-// non-objects are malformed; a field of the wrong JSON type is left zero and is not an error.
-func decodeObject(what string, data []byte, v any) error {
-	if !isObject(data) {
-		return adapters.Malformed("%s: missing or not a JSON object", what)
-	}
-	err := json.Unmarshal(data, v)
-	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); err != nil && !ok {
-		return adapters.Malformed("%s: %v", what, err)
-	}
-	return nil
-}
-
-// unmarshalObject fills v from data when data is a JSON object, leaving v zero otherwise and
-// fields of the wrong type zero.
-func unmarshalObject(data []byte, v any) {
-	if isObject(data) {
-		_ = json.Unmarshal(data, v)
-	}
-}
-
-// isObject reports whether b's first non-blank byte opens a JSON object.
-func isObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
 }

@@ -23,7 +23,7 @@ func DecodeSessionList(b []byte) ([]adapters.Event, error) {
 	infos := make([]SessionInfo, 0, len(elems))
 	for _, raw := range elems {
 		var in SessionInfo
-		if decodeObject("session", raw, &in) == nil && in.ID != "" {
+		if adapters.DecodeObject("session", raw, &in) == nil && in.ID != "" {
 			infos = append(infos, in)
 		}
 	}
@@ -79,7 +79,7 @@ func DecodeMessages(sessionID string, b []byte) ([]adapters.Event, error) {
 	var spawns []adapters.Event
 	for _, raw := range elems {
 		var m MessageWithParts
-		if decodeObject("message", raw, &m) != nil {
+		if adapters.DecodeObject("message", raw, &m) != nil {
 			continue
 		}
 		if turns.At.IsZero() {

@@ -1,0 +1,44 @@
+package adapters_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+)
+
+func TestDecodeObject(t *testing.T) {
+	type payload struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	}
+	for _, tt := range []struct {
+		name      string
+		in        string
+		want      payload
+		malformed bool
+	}{
+		{"OK", ` {"name":"a","count":2}`, payload{"a", 2}, false},
+		{"WrongFieldTypeLeftZero", `{"name":"a","count":"two"}`, payload{Name: "a"}, false},
+		{"ErrSyntax", `{"name":`, payload{}, true},
+		{"ErrArray", `[1]`, payload{}, true},
+		{"ErrEmpty", ``, payload{}, true},
+		{"ErrNull", `null`, payload{}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got payload
+			err := adapters.DecodeObject("thing", []byte(tt.in), &got)
+			if tt.malformed != (err != nil) || (err != nil && !errors.Is(err, adapters.ErrMalformed)) {
+				t.Fatalf("err: got %v, want malformed %v", err, tt.malformed)
+			}
+			if !tt.malformed && got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+			var lenient payload
+			adapters.UnmarshalObject([]byte(tt.in), &lenient)
+			if !tt.malformed && lenient != tt.want || tt.malformed && tt.name != "ErrSyntax" && lenient != (payload{}) {
+				t.Errorf("UnmarshalObject: got %+v", lenient)
+			}
+		})
+	}
+}
