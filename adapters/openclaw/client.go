@@ -54,9 +54,9 @@ const (
 	writeWait = 10 * time.Second
 )
 
-// ReadScope is the one operator scope the client asks for: sessions.subscribe, sessions.list
-// and sessions.describe need it and nothing more, and the Gateway sends session events only to
-// connections that hold it.
+// ReadScope is the one operator scope the client asks for: sessions.subscribe, sessions.list,
+// sessions.describe and chat.history need it and nothing more, and the Gateway sends session
+// events only to connections that hold it.
 const ReadScope = "operator.read"
 
 // ErrNotConnected is returned, wrapped, by Describe when the Client has no live connection to
@@ -67,8 +67,8 @@ var ErrNotConnected = errors.New("not connected to the OpenClaw Gateway")
 // (connect.challenge → connect → hello-ok), subscribes to session events (sessions.subscribe),
 // decodes every event frame into adapters.Events and hands them to Sink, and after every
 // (re)connect reads the sessions back (sessions.list, then sessions.describe for sub-agents
-// whose parent the list did not name), because the Gateway does not replay what a client
-// missed. Describe asks the Gateway about one session on demand.
+// whose parent the list did not name, then chat.history for the sessions updated since their
+// transcript was last read), because the Gateway does not replay what a client missed. Describe asks the Gateway about one session on demand.
 //
 // Lifecycle: NewClient (or a literal with URL and Sink set), then Open, then Close. Open returns
 // at once without waiting for the Gateway: the client connects in the background and keeps
@@ -99,8 +99,10 @@ type Client struct {
 	// Sink receives every decoded event. Required. A Client calls it from one goroutine at a
 	// time, in the order the Gateway sent the events (a resync's events come before the events
 	// that arrived while it ran), with a context that is canceled by Close. An error is counted
-	// and logged and the stream goes on; the next resync restores the sessions and their lineage
-	// (not transcript turns or run states: the resync reads session rows only).
+	// and logged and the stream goes on; the next resync restores the sessions and their lineage,
+	// and the transcript turns of sessions updated since their history was last read (the
+	// latest HistoryLimit rows of each, for ResyncSessions sessions at a time), but not run
+	// states. A turn the Sink refused is not sent again until its session changes.
 	Sink adapters.Sink
 	// Logf logs startup, shutdown, connection changes and errors; never one line per event.
 	// Nil: silent.
@@ -109,7 +111,8 @@ type Client struct {
 	// connect.challenge and its answer to connect. Zero: DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// RequestTimeout bounds each request (sessions.subscribe, sessions.list,
-	// sessions.describe) unless the caller's context ends sooner. Zero: DefaultRequestTimeout.
+	// sessions.describe, chat.history) unless the caller's context ends sooner. Zero:
+	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// BackoffMin and BackoffMax bound the wait between connection attempts: it starts at
 	// BackoffMin, doubles after each failed attempt up to BackoffMax, is jittered into
@@ -120,20 +123,23 @@ type Client struct {
 	BackoffMin, BackoffMax time.Duration
 	// MaxFrameBytes is the largest frame the client reads. A larger frame cannot be read: the
 	// connection is closed with 1009, counted in Stats.Oversized, and made again (the resync
-	// restores the session rows; a transcript turn the frame carried is lost). The Gateway's advertised policy.maxPayload bounds what
-	// it accepts from us, not what it sends, so it does not lower this limit. Zero:
-	// DefaultMaxFrameBytes.
+	// restores the session rows, and backfills the session's transcript turns from chat.history,
+	// up to HistoryLimit rows, where the Gateway sends an oversized row as a placeholder, which is
+	// skipped). The Gateway's advertised policy.maxPayload bounds what it accepts from us, not
+	// what it sends, so it does not lower this limit. Zero: DefaultMaxFrameBytes.
 	MaxFrameBytes int64
 	// QueueBytes bounds the event frames read but not yet handed to the Sink. The reader never
 	// waits for the Sink (so a slow Sink is never mistaken for a silent Gateway); when the Sink
 	// falls this far behind, the connection is dropped, counted in Stats.Overflows, and made
-	// again, and the resync restores the sessions and lineage it carried (not transcript turns).
-	// Zero: DefaultQueueBytes; it must not be
-	// below MaxFrameBytes.
+	// again, and the resync restores the sessions and lineage it carried and backfills their
+	// transcript turns (the latest HistoryLimit rows of each updated session). Zero:
+	// DefaultQueueBytes; it must not be below MaxFrameBytes.
 	QueueBytes int64
-	// ResyncSessions bounds the sessions.describe calls of one resync: they go to sub-agent
-	// sessions the list names without a parent, not described before, in list order. The rest
-	// wait for the next resync. Zero: DefaultResyncSessions; negative: none.
+	// ResyncSessions bounds the sessions.describe calls of one resync, and separately its
+	// chat.history calls. Describes go to sub-agent sessions the list names without a parent,
+	// not described before, in list order; history calls to the sessions whose updatedAt is newer
+	// than at their last history call (all of them at the first resync), most recently updated
+	// first. The rest wait for the next resync. Zero: DefaultResyncSessions; negative: none.
 	ResyncSessions int
 	// ListLimit is the limit of a resync's sessions.list: the Gateway returns the most
 	// recently updated sessions first (pinned ones before them). Zero: DefaultListLimit.
@@ -159,8 +165,9 @@ type Client struct {
 	live atomic.Pointer[conn]
 
 	// Owned by the loop goroutine.
-	described     map[string]bool // sub-agent keys sessions.describe answered, as of the last resync
-	refusalLogged string          // the refusal named in the log since the last good connection
+	described     map[string]bool   // sub-agent keys sessions.describe answered, as of the last resync
+	historySeen   map[string]Millis // key → the updatedAt listed when chat.history last answered for it
+	refusalLogged string            // the refusal named in the log since the last good connection
 	scopeLogged   bool
 
 	stats counters
@@ -278,6 +285,7 @@ func (c *Client) setup() error {
 		EnableCompression: false,
 	}
 	c.described = make(map[string]bool)
+	c.historySeen = make(map[string]Millis)
 	return nil
 }
 
@@ -415,7 +423,7 @@ type Stats struct {
 	Overflows    int64 // connections dropped because the Sink fell QueueBytes behind
 	Gaps         int64 // jumps in the event seq: events the Gateway dropped for us; each resyncs
 	Refusals     int64 // attempts the Gateway refused (auth, protocol, policy)
-	Resyncs      int64 // resyncs done: the list read and handed on, the describes made
+	Resyncs      int64 // resyncs done: the list read and handed on, the describes and history calls made
 	ResyncErrors int64 // requests of a resync that failed; they are retried at the next one
 	SinkErrors   int64 // events the Sink refused
 }

@@ -67,6 +67,8 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 			waitFor(t, patience, "the last describe", func() bool {
 				return sink.index(named(openclaw.NameSessionsDescribe, subagentKey(cycles))) >= 0
 			})
+			// The history calls follow the describes; the resync counts once they are made.
+			waitFor(t, patience, "the last resync", func() bool { return c.Stats().Resyncs >= cycles+1 })
 
 			lists, describes := srv.RequestsFor("sessions.list"), srv.RequestsFor("sessions.describe")
 			if len(lists) != cycles+1 || len(describes) != cycles+1 {

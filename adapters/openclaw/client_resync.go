@@ -1,13 +1,19 @@
 package openclaw
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 )
+
+// HistoryLimit is the limit of a resync's chat.history calls: the most recent transcript rows
+// of a session read back, at most. Older turns missed while disconnected stay missed.
+const HistoryLimit = 200
 
 // listParams are the params of a resync's sessions.list (SessionsListParamsSchema is a closed
 // object: limit, offset, sortBy, spawnedBy, agentId, excludeSubagents, archived, …; there is no
@@ -104,10 +110,11 @@ func (c *Client) call(ctx context.Context, cn *conn, method string, params any) 
 // resync reads the Gateway's sessions back after a (re)connect or a gap in the events, because
 // the Gateway replays nothing: sessions.list (the ListLimit most recently updated sessions, as
 // DecodeSessionList sees them), then sessions.describe for sub-agents the list names without a
-// parent, bounded by ResyncSessions. A list that fails in transit is returned: the connection
-// is dropped and made again. A list the Gateway refuses, and malformed replies, are counted and
-// skipped: they would fail the same way again. A failed describe is counted and retried at the
-// next resync.
+// parent, bounded by ResyncSessions, then chat.history for the sessions updated since their
+// transcript was last read back (see backfill). A list that fails in transit is returned: the
+// connection is dropped and made again. A list the Gateway refuses, and malformed replies, are
+// counted and skipped: they would fail the same way again. A failed describe or history call is
+// counted and retried at the next resync; the rest of the resync goes on.
 func (c *Client) resync(ctx context.Context, cn *conn) error {
 	payload, err := c.call(ctx, cn, "sessions.list", listParams{Limit: c.listLimit})
 	if err != nil {
@@ -131,7 +138,107 @@ func (c *Client) resync(ctx context.Context, cn *conn) error {
 	if err := c.describeOrphans(ctx, cn, evs); err != nil {
 		return err
 	}
+	if err := c.backfill(ctx, cn, payload); err != nil {
+		return err
+	}
 	c.stats.resyncs.Add(1)
+	return nil
+}
+
+// historyParams are the params of a resync's chat.history (ChatHistoryParamsSchema is a closed
+// object: sessionKey, agentId, cursor, limit (1–1000), maxBytes, offset, pendingBefore,
+// inputRunIds, messageId, sessionId, maxChars).
+type historyParams struct {
+	SessionKey string `json:"sessionKey"`
+	Limit      int    `json:"limit"`
+}
+
+// listStamp is what backfill reads of a sessions.list row.
+type listStamp struct {
+	Key       string `json:"key"`
+	UpdatedAt Millis `json:"updatedAt"`
+}
+
+// backfill reads back the transcripts the stream may have missed: chat.history {sessionKey,
+// limit: HistoryLimit} for the sessions in list (a sessions.list result) whose updatedAt is
+// newer than at the last successful history call for the key (every session, the first time),
+// most recently updated first, at most resyncLimit of them; their turns go to the Sink as
+// DecodeChatHistory gives them, with the Turn IDs the stream gives, so turns already delivered
+// are replaced in place. Sessions past the limit, and failed calls, are left for the next
+// resync; a malformed reply is counted and not asked for again until the session changes. Keys
+// that left the list are forgotten. It returns an error only when the connection or ctx ended.
+func (c *Client) backfill(ctx context.Context, cn *conn, list json.RawMessage) error {
+	if c.resyncLimit < 0 {
+		return nil
+	}
+	var l struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	_ = json.Unmarshal(list, &l) // DecodeSessionList took it
+	stamps := make([]listStamp, 0, len(l.Sessions))
+	for _, raw := range l.Sessions {
+		var s listStamp
+		if adapters.UnmarshalObject(raw, &s); s.Key != "" {
+			stamps = append(stamps, s)
+		}
+	}
+	slices.SortStableFunc(stamps, func(a, b listStamp) int { return cmp.Compare(b.UpdatedAt, a.UpdatedAt) })
+
+	next := make(map[string]Millis, len(stamps))
+	ended := false
+	defer func() {
+		if ended { // the rest of the list was not looked at: forget nothing yet
+			for key, at := range c.historySeen {
+				if _, ok := next[key]; !ok {
+					next[key] = at
+				}
+			}
+		}
+		c.historySeen = next
+	}()
+	keep := func(key string) { // as it was: fetched before, or never
+		if at, ok := c.historySeen[key]; ok {
+			next[key] = at
+		}
+	}
+	fetched := 0
+	for _, s := range stamps {
+		if _, dup := next[s.Key]; dup {
+			continue
+		}
+		if prev, ok := c.historySeen[s.Key]; ok && s.UpdatedAt <= prev {
+			next[s.Key] = prev
+			continue
+		}
+		if fetched >= c.resyncLimit {
+			keep(s.Key)
+			continue
+		}
+		fetched++
+		payload, err := c.call(ctx, cn, "chat.history", historyParams{SessionKey: s.Key, Limit: HistoryLimit})
+		if err != nil {
+			if ctx.Err() != nil {
+				ended = true
+				return ctx.Err()
+			}
+			if errors.Is(err, ErrNotConnected) || errors.Is(err, context.DeadlineExceeded) {
+				ended = true
+				return fmt.Errorf("resync: %w", err)
+			}
+			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
+				c.logf("openclaw %s: resync: chat.history %s: %v (%d failures so far; retried at the next resync)", c.URL, s.Key, err, n)
+			}
+			keep(s.Key)
+			continue
+		}
+		next[s.Key] = s.UpdatedAt
+		evs, err := DecodeChatHistory(s.Key, payload)
+		if err != nil {
+			c.malformed("chat.history reply", err)
+			continue
+		}
+		c.consume(ctx, evs)
+	}
 	return nil
 }
 

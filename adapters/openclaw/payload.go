@@ -306,3 +306,32 @@ type SessionList struct {
 type SessionDescription struct {
 	Session json.RawMessage `json:"session"`
 }
+
+// ChatHistory is the result of chat.history: {sessionKey, sessionId, messages: [row, …],
+// hasMore?, nextOffset?, totalMessages?, deltaCursor?, sessionInfo, …}, the latest messages
+// of the session's current transcript, oldest first. Only the fields heirloom reads are listed.
+type ChatHistory struct {
+	SessionKey string          `json:"sessionKey"`
+	SessionID  string          `json:"sessionId"`
+	Messages   json.RawMessage `json:"messages"` // an array of HistoryMessage
+	HasMore    bool            `json:"hasMore"`  // older rows exist past the page
+}
+
+// HistoryMessage is one row of chat.history's messages: a transcript message as
+// session.message carries it, display-normalized, with the Gateway's bookkeeping in
+// __openclaw: {id, seq, kind?, truncated?, …}.
+type HistoryMessage struct {
+	TranscriptMessage
+	Meta HistoryMeta `json:"__openclaw"`
+}
+
+// HistoryMeta is a chat.history row's __openclaw envelope.
+type HistoryMeta struct {
+	// ID is the transcript entry's id; the rows one record projects into share it.
+	ID  string `json:"id"`
+	Seq int64  `json:"seq"` // the record's position in the transcript, from 1
+	// Kind marks synthetic rows: "compaction" and "reset" boundaries.
+	Kind string `json:"kind"`
+	// Truncated marks a placeholder the Gateway sent instead of a row too large to send.
+	Truncated bool `json:"truncated"`
+}

@@ -1,9 +1,9 @@
 // Package gatewaytest runs a stand-in for the OpenClaw Gateway on loopback, for tests of
 // Gateway clients, in the spirit of net/http/httptest: the real handshake
 // (connect.challenge → connect → hello-ok, with the token and protocol checks OpenClaw 2026.9
-// makes and the close codes it sends), sessions.subscribe, sessions.list and sessions.describe
-// answered from state the test sets, tick keepalives, and knobs for the failures a client must
-// survive: dropped connections, a restart on the same port, silence, a hung server.
+// makes and the close codes it sends), sessions.subscribe, sessions.list, sessions.describe and
+// chat.history answered from state the test sets, tick keepalives, and knobs for the failures a
+// client must survive: dropped connections, a restart on the same port, silence, a hung server.
 //
 // It speaks the wire format on its own, without the client's decoder, so that a test of the
 // client cannot pass only because both sides share a mistake. Params of the methods it serves
@@ -124,6 +124,7 @@ type Server struct {
 	connects  int // handshakes completed so far
 	sessions  []json.RawMessage
 	describe  map[string]json.RawMessage
+	histories map[string][]json.RawMessage
 	handlers  map[string]Handler
 	requests  []Request
 	closes    []Close
@@ -157,6 +158,7 @@ func NewServer(tb testing.TB, opts Options) *Server {
 		stop:      make(chan struct{}),
 		conns:     make(map[*conn]struct{}),
 		describe:  make(map[string]json.RawMessage),
+		histories: make(map[string][]json.RawMessage),
 		handlers:  make(map[string]Handler),
 		unhung:    make(chan struct{}),
 		startedAt: time.Now(),
@@ -344,6 +346,15 @@ func (s *Server) SetSessions(rows ...json.RawMessage) {
 func (s *Server) SetDescribe(key string, row json.RawMessage) {
 	s.mu.Lock()
 	s.describe[key] = row
+	s.mu.Unlock()
+}
+
+// SetHistory replaces the transcript chat.history answers for key: each message a JSON object
+// as a chat.history row (a transcript message with its "__openclaw" envelope), oldest first.
+// Setting it sends no event: it is what a client that was away missed.
+func (s *Server) SetHistory(key string, messages ...json.RawMessage) {
+	s.mu.Lock()
+	s.histories[key] = append([]json.RawMessage(nil), messages...)
 	s.mu.Unlock()
 }
 

@@ -252,3 +252,47 @@ func TestServerDropRestartRecording(t *testing.T) {
 		t.Errorf("event frames: got %d, first %+v", len(frames), frames[0])
 	}
 }
+
+// chat.history answers the messages SetHistory set, latest page first, with OpenClaw's paging
+// fields; an unknown key is an empty page; params are a closed object.
+func TestServerHistory(t *testing.T) {
+	srv := gatewaytest.NewServer(t, gatewaytest.Options{TickInterval: time.Hour})
+	srv.SetHistory("agent:main:main",
+		json.RawMessage(`{"role":"user","content":"one","__openclaw":{"id":"m1","seq":1}}`),
+		json.RawMessage(`{"role":"user","content":"two","__openclaw":{"id":"m2","seq":2}}`),
+		json.RawMessage(`{"role":"user","content":"three","__openclaw":{"id":"m3","seq":3}}`))
+	c := dial(t, srv)
+	c.handshake(connectParams(4, 4, ""))
+	type page struct {
+		SessionKey    string
+		Messages      []struct{ Content string }
+		HasMore       bool
+		NextOffset    int
+		TotalMessages int
+	}
+	read := func(params map[string]any) (page, bool) {
+		res := c.call("chat.history", params)
+		var p page
+		if !res.OK || json.Unmarshal(res.Payload, &p) != nil {
+			return p, false
+		}
+		return p, true
+	}
+	if p, ok := read(map[string]any{"sessionKey": "agent:main:main", "limit": 2}); !ok || len(p.Messages) != 2 ||
+		p.Messages[0].Content != "two" || p.Messages[1].Content != "three" || !p.HasMore || p.NextOffset != 2 || p.TotalMessages != 3 {
+		t.Errorf("latest page: got %+v", p)
+	}
+	if p, ok := read(map[string]any{"sessionKey": "agent:main:main", "limit": 2, "offset": 2}); !ok || len(p.Messages) != 1 ||
+		p.Messages[0].Content != "one" || p.HasMore {
+		t.Errorf("older page: got %+v", p)
+	}
+	if p, ok := read(map[string]any{"sessionKey": "agent:main:none", "limit": 200}); !ok || len(p.Messages) != 0 || p.SessionKey != "agent:main:none" {
+		t.Errorf("unknown key: got %+v", p)
+	}
+	if res := c.call("chat.history", map[string]any{"sessionKey": "agent:main:main", "since": 1}); res.OK || res.Error.Code != "INVALID_REQUEST" {
+		t.Errorf("unknown property: got %+v, want INVALID_REQUEST", res)
+	}
+	if res := c.call("chat.history", map[string]any{"limit": 1}); res.OK || res.Error.Code != "INVALID_REQUEST" {
+		t.Errorf("no sessionKey: got %+v, want INVALID_REQUEST", res)
+	}
+}

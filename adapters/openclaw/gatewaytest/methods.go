@@ -40,6 +40,8 @@ var (
 		"openclaw-watchos", "openclaw-android", "node-host", "openclaw-worker", "test", "fingerprint",
 		"openclaw-probe"}
 	clientModes = []string{"webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"}
+	historyKeys = []string{"sessionKey", "agentId", "cursor", "limit", "maxBytes", "offset", "pendingBefore",
+		"inputRunIds", "messageId", "sessionId", "maxChars"}
 )
 
 // handshake answers the connect request in data; false when it refused the connection, after
@@ -247,6 +249,15 @@ func (s *Server) serveMethod(method string, params json.RawMessage) (any, *Error
 			return nil, invalid(errors.New("key is required"))
 		}
 		return map[string]any{"session": s.row(p.Key)}, nil
+	case "chat.history":
+		if err := closedObject(params, historyKeys); err != nil {
+			return nil, invalid(err)
+		}
+		h, err := s.history(params)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		return h, nil
 	default:
 		return nil, &Error{Code: "INVALID_REQUEST", Message: "unknown method: " + method}
 	}
@@ -299,6 +310,56 @@ func (s *Server) list(params json.RawMessage) (map[string]any, error) {
 		"limitApplied": limit, "nextOffset": next, "hasMore": to < total, "owners": []any{},
 		"sessions": page,
 	}, nil
+}
+
+// historyMax is chat.history's largest limit (CHAT_HISTORY_MAX_ENTRIES).
+const historyMax = 1000
+
+// history builds a chat.history result from the messages SetHistory set for the key: the
+// latest limit of them (200 when unsaid) before the offset latest, oldest first, with hasMore,
+// nextOffset and totalMessages as OpenClaw sends them. A key without messages answers an empty
+// page, as OpenClaw does for a session it does not know. Other params are accepted and ignored.
+func (s *Server) history(params json.RawMessage) (map[string]any, error) {
+	var p struct {
+		SessionKey string `json:"sessionKey"`
+		Limit      *int   `json:"limit"`
+		Offset     *int   `json:"offset"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.SessionKey == "" {
+		return nil, errors.New("sessionKey is required")
+	}
+	limit, offset := 200, 0
+	if p.Limit != nil {
+		if *p.Limit < 1 || *p.Limit > historyMax {
+			return nil, fmt.Errorf("limit must be between 1 and %d", historyMax)
+		}
+		limit = *p.Limit
+	}
+	if p.Offset != nil {
+		if *p.Offset < 0 {
+			return nil, errors.New("offset must be >= 0")
+		}
+		offset = *p.Offset
+	}
+	s.mu.Lock()
+	all := append([]json.RawMessage(nil), s.histories[p.SessionKey]...)
+	s.mu.Unlock()
+	total := len(all)
+	to := max(total-offset, 0)
+	from := max(to-limit, 0)
+	page := all[from:to]
+	if page == nil {
+		page = []json.RawMessage{}
+	}
+	res := map[string]any{
+		"sessionKey": p.SessionKey, "messages": page, "pendingInputs": map[string]any{"items": []any{}, "total": 0},
+		"hasMore": from > 0, "totalMessages": total,
+		"sessionInfo": map[string]any{"key": p.SessionKey, "hasActiveRun": false, "activeRunIds": []any{}},
+	}
+	if from > 0 {
+		res["nextOffset"] = total - from
+	}
+	return res, nil
 }
 
 // row returns the row sessions.describe answers for key: SetDescribe's, else the session row
