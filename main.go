@@ -22,6 +22,7 @@ Usage:
   heirloom hook claude-code -- CMD…   the same, in front of an existing hook command: its reply merged after heirloom's
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom runs [flags]               list sub-agent runs, newest first
+  heirloom checkpoint KEY [flags]     take a checkpoint of session KEY now and print it
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
   heirloom install openclaw           add heirloom's plugin to OpenClaw's config (--url URL, --dry-run)
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&SessionsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "runs":
 		return exitCode(stderr, (&RunsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "checkpoint":
+		return exitCode(stderr, (&CheckpointCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "config":
 		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "install":

@@ -113,6 +113,13 @@ func (m *Main) Run(ctx context.Context) error {
 	srv.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars
 	srv.Inherit = proxy.Inherit{Enabled: cfg.Inherit.Enabled, TailChars: cfg.Inherit.TailChars}
 	srv.MaxSpawnDepth = cfg.Spawn.MaxDepth
+	srv.Checkpoints = proxy.Checkpoints{
+		EveryPrompts:   cfg.Checkpoints.EveryPrompts,
+		Every:          cfg.Checkpoints.Every,
+		Retention:      cfg.Checkpoints.Retention,
+		Keep:           cfg.Checkpoints.Keep,
+		RecoveryWindow: cfg.Recovery.Window,
+	}
 	srv.OpenClaw = openclaw.Adapter{}
 	srv.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait
 	if srv.DescribeWait == 0 {

@@ -51,6 +51,12 @@ type Config struct {
 	// Spawn configures what heirloom allows when a session spawns a sub-agent.
 	Spawn Spawn `koanf:"spawn"`
 
+	// Checkpoints configures when session checkpoints are taken and how long they are kept.
+	Checkpoints Checkpoints `koanf:"checkpoints"`
+
+	// Recovery configures the checkpoint a starting session recovers.
+	Recovery Recovery `koanf:"recovery"`
+
 	// Adapters configures each harness adapter.
 	Adapters Adapters `koanf:"adapters"`
 }
@@ -97,6 +103,32 @@ type Spawn struct {
 	// MaxDepth, when positive, is how deep sub-agents may nest: a plugin's spawn check from a
 	// session at that depth is refused. Default 0: no limit.
 	MaxDepth int `koanf:"max_depth"`
+}
+
+// Checkpoints configures session checkpoints.
+type Checkpoints struct {
+	// EveryPrompts is how many prompts a session has between periodic checkpoints. Default 10;
+	// it must be > 0.
+	EveryPrompts int `koanf:"every_prompts"`
+
+	// Every is how long a session may be active between periodic checkpoints. Default 15m; it
+	// must be > 0.
+	Every time.Duration `koanf:"every"`
+
+	// Retention is how long checkpoints are kept, beyond the newest Keep of each session.
+	// Default 168h (7 days); it must be > 0.
+	Retention time.Duration `koanf:"retention"`
+
+	// Keep is how many of each session's newest checkpoints are kept whatever their age.
+	// Default 3; negative is invalid.
+	Keep int `koanf:"keep"`
+}
+
+// Recovery configures the "Recovered Session Checkpoint" block.
+type Recovery struct {
+	// Window is how old another session's checkpoint of the same project may be for a new
+	// session to recover it. Default 4h; it must be > 0.
+	Window time.Duration `koanf:"window"`
 }
 
 // Adapters configures each harness adapter.
@@ -210,6 +242,13 @@ func Default(home, xdgDataHome string) Config {
 			ShutdownTimeout: 5 * time.Second,
 		},
 		Inherit: Inherit{Enabled: true, TailChars: 3000},
+		Checkpoints: Checkpoints{
+			EveryPrompts: 10,
+			Every:        15 * time.Minute,
+			Retention:    7 * 24 * time.Hour,
+			Keep:         3,
+		},
+		Recovery: Recovery{Window: 4 * time.Hour},
 		Adapters: Adapters{ClaudeCode: ClaudeCode{
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},

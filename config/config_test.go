@@ -20,6 +20,10 @@ func TestDefault(t *testing.T) {
 			ShutdownTimeout: 5 * time.Second,
 		},
 		Inherit: config.Inherit{Enabled: true, TailChars: 3000},
+		Checkpoints: config.Checkpoints{
+			EveryPrompts: 10, Every: 15 * time.Minute, Retention: 7 * 24 * time.Hour, Keep: 3,
+		},
+		Recovery: config.Recovery{Window: 4 * time.Hour},
 		Adapters: config.Adapters{ClaudeCode: config.ClaudeCode{
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{"/home/u/.claude/projects"},

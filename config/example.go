@@ -42,6 +42,15 @@ var docs = map[string]string{
 	"adapters.openclaw.token":                "Gateway auth token; empty uses OPENCLAW_GATEWAY_TOKEN. Prefer that variable.",
 	"adapters.openclaw.describe_wait":        "How long /api/inject may ask the Gateway about a sub-agent's parent; 0 never asks.",
 
+	"checkpoints":               "Session checkpoints: what a session is for and where it stands.",
+	"checkpoints.every_prompts": "Prompts between periodic checkpoints of a session.",
+	"checkpoints.every":         "Activity between periodic checkpoints of a session.",
+	"checkpoints.retention":     "How long checkpoints are kept, beyond the newest of each session.",
+	"checkpoints.keep":          "Newest checkpoints of each session kept whatever their age.",
+
+	"recovery":        "The checkpoint a starting session recovers.",
+	"recovery.window": "How old another session's checkpoint of the project may be to be recovered.",
+
 	"spawn":           "What sub-agents may do.",
 	"spawn.max_depth": "How deep sub-agents may nest (checked by the OpenCode plugin); 0 for no limit.",
 }

@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 23; got != want {
+	if got, want := len(l.Origins), 28; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -127,6 +127,10 @@ func TestLoad_Testdata(t *testing.T) {
 			},
 			Inherit: config.Inherit{Enabled: false, TailChars: 0},
 			Spawn:   config.Spawn{MaxDepth: 2},
+			Checkpoints: config.Checkpoints{
+				EveryPrompts: 5, Every: 30 * time.Minute, Retention: 72 * time.Hour, Keep: 1,
+			},
+			Recovery: config.Recovery{Window: 2 * time.Hour},
 			Adapters: config.Adapters{ClaudeCode: config.ClaudeCode{
 				MaxContextChars: 8000,
 				TranscriptRoots: []string{home + "/.claude/projects", "/var/lib/claude/projects"},

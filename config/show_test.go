@@ -34,12 +34,17 @@ adapters.openclaw.describe_wait: "300ms"  # default
 adapters.openclaw.token: ""  # default
 adapters.openclaw.url: ""  # default
 adapters.opencode.servers: []  # default
+checkpoints.every: "15m0s"  # default
+checkpoints.every_prompts: 10  # default
+checkpoints.keep: 3  # default
+checkpoints.retention: "168h0m0s"  # default
 data_dir: "/home/u/.local/share/heirloom"  # default
 inherit.enabled: true  # default
 inherit.tail_chars: 10  # flag --inherit-tail-chars
 listen: "0.0.0.0:7433"  # env HEIRLOOM_LISTEN
 log.format: "auto"  # default
 log.level: "debug"  # file ` + path + `
+recovery.window: "4h0m0s"  # default
 scope: "default"  # default
 server.hook_timeout: "1s"  # default
 server.max_body_bytes: 8388608  # default

@@ -73,6 +73,21 @@ func (c *Config) problems() []*Error {
 	if c.Inherit.TailChars < 0 {
 		bad("inherit.tail_chars", c.Inherit.TailChars, "must not be negative")
 	}
+	if c.Checkpoints.EveryPrompts <= 0 {
+		bad("checkpoints.every_prompts", c.Checkpoints.EveryPrompts, "must be greater than 0")
+	}
+	if c.Checkpoints.Every <= 0 {
+		bad("checkpoints.every", c.Checkpoints.Every, "must be greater than 0")
+	}
+	if c.Checkpoints.Retention <= 0 {
+		bad("checkpoints.retention", c.Checkpoints.Retention, "must be greater than 0")
+	}
+	if c.Checkpoints.Keep < 0 {
+		bad("checkpoints.keep", c.Checkpoints.Keep, "must not be negative")
+	}
+	if c.Recovery.Window <= 0 {
+		bad("recovery.window", c.Recovery.Window, "must be greater than 0")
+	}
 
 	cc := c.Adapters.ClaudeCode
 	if cc.MaxContextChars < 500 || cc.MaxContextChars > 10000 {

@@ -38,6 +38,12 @@ func TestConfig_Validate(t *testing.T) {
 		{"ErrHookTimeout", func(c *config.Config) { c.Server.HookTimeout = -time.Second }, "server.hook_timeout", -time.Second},
 		{"ErrShutdownTimeout", func(c *config.Config) { c.Server.ShutdownTimeout = 0 }, "server.shutdown_timeout", time.Duration(0)},
 		{"ErrTailChars", func(c *config.Config) { c.Inherit.TailChars = -1 }, "inherit.tail_chars", -1},
+		{"OKKeepNone", func(c *config.Config) { c.Checkpoints.Keep = 0 }, "", nil},
+		{"ErrEveryPrompts", func(c *config.Config) { c.Checkpoints.EveryPrompts = 0 }, "checkpoints.every_prompts", 0},
+		{"ErrEvery", func(c *config.Config) { c.Checkpoints.Every = 0 }, "checkpoints.every", time.Duration(0)},
+		{"ErrRetention", func(c *config.Config) { c.Checkpoints.Retention = -time.Hour }, "checkpoints.retention", -time.Hour},
+		{"ErrKeep", func(c *config.Config) { c.Checkpoints.Keep = -1 }, "checkpoints.keep", -1},
+		{"ErrRecoveryWindow", func(c *config.Config) { c.Recovery.Window = 0 }, "recovery.window", time.Duration(0)},
 		{"ErrMaxContextLow", func(c *config.Config) { c.Adapters.ClaudeCode.MaxContextChars = 499 }, "adapters.claude_code.max_context_chars", 499},
 		{"ErrMaxContextHigh", func(c *config.Config) { c.Adapters.ClaudeCode.MaxContextChars = 10001 }, "adapters.claude_code.max_context_chars", 10001},
 		{"ErrNoRoots", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = nil }, "adapters.claude_code.transcript_roots", nil},
@@ -87,7 +93,7 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestConfig_Validate_All(t *testing.T) {
 	var c config.Config
-	if got, want := len(configErrors(c.Validate())), 12; got != want {
+	if got, want := len(configErrors(c.Validate())), 16; got != want {
 		t.Errorf("zero Config: got %d errors, want %d (one per field whose zero value is invalid)", got, want)
 	}
 }

@@ -141,7 +141,7 @@ func TestProxyReplay(t *testing.T) {
 }
 
 // TestProxyReplayPassive replays every recording through heirloom in passive mode (inheritance
-// off, so no blocks) in front of the upstream: every reply is the upstream's, byte for byte,
+// and continuity blocks off, so no blocks) in front of the upstream: every reply is the upstream's, byte for byte,
 // and heirloom still records the sessions and their lineage.
 func TestProxyReplayPassive(t *testing.T) {
 	for _, name := range recordingNames(t) {
@@ -149,7 +149,7 @@ func TestProxyReplayPassive(t *testing.T) {
 			rec := loadRecording(t, name)
 			up := startRecordingUpstream(t)
 			root := newReplayRoot(t)
-			passive := func(s *proxy.Server) { s.Inherit.Enabled = false }
+			passive := func(s *proxy.Server) { s.Inherit.Enabled, s.Checkpoints.NoBlocks = false, true }
 			send, state := proxiedTransport(up, passive).open(t, []string{root.TranscriptRoot()}, root)
 			replies := deliver(t, rec, root, transcriptLines{}, send)
 			_, _, upReplies := up.calls()

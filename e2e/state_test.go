@@ -45,7 +45,9 @@ func readState(tb testing.TB, store *kv.Store, root *replayRoot) storeState {
 			tb.Fatal(err)
 		}
 		st.Turns[s.ID] = turns
-		s.CreatedAt, s.UpdatedAt = time.Time{}, time.Time{}
+		s.CreatedAt, s.UpdatedAt, s.CompactedAt = time.Time{}, time.Time{}, time.Time{}
+		// Checkpoint bookkeeping: a replayed PreCompact rightly writes a fresh checkpoint.
+		s.LastCheckpointAt, s.LastCheckpointPrompts = time.Time{}, 0
 		s.Project, s.ProjectNorm = unroot(s.Project), unroot(s.ProjectNorm)
 		s.Transcript.Path, s.Transcript.Ident = unroot(s.Transcript.Path), ""
 		st.Sessions = append(st.Sessions, s)

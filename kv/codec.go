@@ -33,6 +33,14 @@ type sessionValue struct {
 	Files          []string        `json:"files,omitempty"`
 	Compactions    int             `json:"compactions,omitempty"`
 	CompactedAt    time.Time       `json:"compacted_at,omitzero"`
+
+	Prompts               int       `json:"prompts,omitempty"`
+	Decisions             []string  `json:"decisions,omitempty"`
+	Constraints           []string  `json:"constraints,omitempty"`
+	LastCheckpointPrompts int       `json:"last_checkpoint_prompts,omitempty"`
+	LastCheckpointAt      time.Time `json:"last_checkpoint_at,omitzero"`
+	ReinforcedEpoch       int       `json:"reinforced_epoch,omitempty"`
+	FirstInjectDone       bool      `json:"first_inject_done,omitempty"`
 }
 
 type transcriptValue struct {
@@ -63,6 +71,10 @@ func encodeSession(s *Session) ([]byte, error) {
 
 		Compactions: s.Compactions,
 		CompactedAt: s.CompactedAt,
+
+		Prompts: s.Prompts, Decisions: s.Decisions, Constraints: s.Constraints,
+		LastCheckpointPrompts: s.LastCheckpointPrompts, LastCheckpointAt: s.LastCheckpointAt,
+		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone,
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -87,6 +99,10 @@ func decodeSession(b []byte) (Session, error) {
 
 		Compactions: v.Compactions,
 		CompactedAt: v.CompactedAt,
+
+		Prompts: v.Prompts, Decisions: nilIfEmpty(v.Decisions), Constraints: nilIfEmpty(v.Constraints),
+		LastCheckpointPrompts: v.LastCheckpointPrompts, LastCheckpointAt: v.LastCheckpointAt,
+		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone,
 	}, nil
 }
 

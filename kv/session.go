@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,6 +45,44 @@ type Session struct {
 	// Files are the files the session's turns touched, most recent first, at most MaxFiles.
 	// AppendTurns keeps it; writers of the session leave it as read.
 	Files []string
+
+	// Prompts counts the user turns stored for the session: its prompts. Store-owned, like
+	// TurnCount.
+	Prompts int
+	// Decisions and Constraints are stated explicitly (API, MCP), oldest first, at most
+	// MaxStatements each.
+	Decisions   []string
+	Constraints []string
+	// LastCheckpointPrompts and LastCheckpointAt are Prompts and the time when the session's
+	// latest checkpoint was written; zero before the first. They decide the next periodic one.
+	LastCheckpointPrompts int
+	LastCheckpointAt      time.Time
+	// ReinforcedEpoch is the compaction epoch (Compactions) whose objective reinforcement the
+	// session was last given; the next one is due once Compactions exceeds it.
+	ReinforcedEpoch int
+	// FirstInjectDone says a plugin harness already asked for the session's first model call's
+	// context (the recovered block is given once).
+	FirstInjectDone bool
+}
+
+// MaxStatements bounds Session.Decisions and Session.Constraints.
+const MaxStatements = 50
+
+// AddStatements appends the non-empty texts of add to list, dropping exact repeats, and keeps
+// the newest MaxStatements.
+func AddStatements(list []string, add ...string) []string {
+	for _, a := range add {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		list = slices.DeleteFunc(list, func(s string) bool { return s == a })
+		list = append(list, a)
+	}
+	if len(list) > MaxStatements {
+		list = slices.Clone(list[len(list)-MaxStatements:])
+	}
+	return list
 }
 
 // MaxFiles bounds Session.Files.

@@ -16,6 +16,8 @@ import (
 //   - UpdatedAt: the write's timestamp (Store.Now), on every write.
 //   - TurnCount: kept from the stored record (0 for a new session); only AppendTurns moves it,
 //     so a stale copy can never make two turns share a Seq.
+//   - Prompts: kept from the stored record (0 for a new session); AppendTurns and UpsertTurns
+//     count each user turn they append (a record stored again is not counted twice).
 //
 // Every other field, Transcript included, is the caller's and is written as given.
 
@@ -110,6 +112,7 @@ func (s *Store) commitSession(db *pebble.DB, sess *Session, old Session, exists 
 	if exists {
 		sess.CreatedAt = old.CreatedAt
 		sess.TurnCount = old.TurnCount
+		sess.Prompts = old.Prompts
 		sess.Files = old.Files
 	} else {
 		if sess.CreatedAt.IsZero() {
@@ -117,6 +120,7 @@ func (s *Store) commitSession(db *pebble.DB, sess *Session, old Session, exists 
 		}
 		sess.CreatedAt = sess.CreatedAt.UTC()
 		sess.TurnCount = 0
+		sess.Prompts = 0
 		sess.Files = nil
 	}
 	b := db.NewBatch()

@@ -135,6 +135,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 		}
 		sess.touchFiles(t.Files)
 		sess.TurnCount++
+		if t.Role == "user" {
+			sess.Prompts++
+		}
 		added++
 	}
 	if pos != nil {

@@ -17,6 +17,10 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	s.routeGet(mux, "/api/sessions/{key}/lineage", s.getLineage)
 	s.routeGet(mux, "/api/runs", s.listRuns)
 	s.routeGet(mux, "/api/inject", s.getInject)
+	mux.Handle("POST /api/sessions/{key}/checkpoints", s.apiHandler(s.postCheckpoint))
+	mux.HandleFunc("/api/sessions/{key}/checkpoints", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodPost)
+	})
 	mux.Handle("POST /api/spawn-check", s.apiHandler(s.postSpawnCheck))
 	mux.HandleFunc("/api/spawn-check", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,17 @@ const maxReplyBytes = 64 << 20
 // message; nothing listening at URL as a *NotRunningError; a sidecar slower than Timeout as an
 // error saying so.
 func (c *Client) Get(ctx context.Context, path string, query url.Values, v any) ([]byte, error) {
+	return c.send(ctx, http.MethodGet, path, query, nil, v)
+}
+
+// Post sends POST URL+path with query and body (JSON; nil for none) and handles the reply as
+// Get does.
+func (c *Client) Post(ctx context.Context, path string, query url.Values, body []byte, v any) ([]byte, error) {
+	return c.send(ctx, http.MethodPost, path, query, body, v)
+}
+
+// send does the work of Get and Post.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, reqBody []byte, v any) ([]byte, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
@@ -58,9 +70,16 @@ func (c *Client) Get(ctx context.Context, path string, query url.Values, v any) 
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	var rd io.Reader
+	if reqBody != nil {
+		rd = bytes.NewReader(reqBody)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, fmt.Errorf("build request to %s: %w", u, err)
+	}
+	if reqBody != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.Token != "" {

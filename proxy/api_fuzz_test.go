@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,45 @@ func FuzzAPIQuery(f *testing.F) {
 			if rec.Code != 200 && (reply["code"] == nil || reply["error"] == nil) {
 				t.Fatalf("GET %s: error reply without a code: %q", u, rec.Body)
 			}
+		}
+	})
+}
+
+// FuzzCheckpointPost drives POST /api/sessions/{key}/checkpoints with arbitrary keys, queries and
+// bodies: each answer is a JSON object, 200 or an error with a code, never a 500 or a panic.
+func FuzzCheckpointPost(f *testing.F) {
+	for _, seed := range []struct{ key, query, body string }{
+		{"r", "", ""},
+		{"r", "trigger=explicit", `{"decisions":["a"],"constraints":["b"],"objective":"c"}`},
+		{"r:a", "trigger=periodic", `{"decisions":"a"}`},
+		{"%00", "scope=%ff", `{`},
+		{"nope", "scope=other", `{"bogus":1}`},
+	} {
+		f.Add(seed.key, seed.query, seed.body)
+	}
+	h := mustOpenSeeded(f, nil).Handler()
+	f.Fuzz(func(t *testing.T, key, query, body string) {
+		if strings.ContainsAny(key, "/?#") {
+			return // another route, or none
+		}
+		u, err := url.ParseRequestURI("/api/sessions/" + key + "/checkpoints?" + query)
+		if err != nil {
+			return
+		}
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/", strings.NewReader(body))
+		req.URL, req.RequestURI = u, ""
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 400, 404:
+		case 301, 307, 308:
+			return
+		default:
+			t.Fatalf("POST %s %q: status %d: %s", u, body, rec.Code, rec.Body)
+		}
+		var reply map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
+			t.Fatalf("POST %s: reply is not a JSON object: %q", u, rec.Body)
 		}
 	})
 }

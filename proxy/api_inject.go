@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,11 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if p["purpose"] == "compacting" {
+		if sess.ID != "" {
+			if err := s.preCompactionCheckpoint(ctx, scope, id, ""); err != nil {
+				s.Logger.Warn("pre-compaction checkpoint not written", "session", id, "error", err)
+			}
+		}
 		if sess.Objective == "" {
 			return injectReply{}, nil
 		}
@@ -65,6 +71,9 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 	if parentID == "" && ph != nil && ph.IsSubagent(id) {
 		parentID = s.describeParent(ctx, scope, id)
 	}
+	if parentID == "" && sess.ID != "" {
+		return s.topLevelInject(ctx, sess)
+	}
 	if parentID == "" || parentID == id {
 		return injectReply{}, nil
 	}
@@ -73,6 +82,39 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return injectReply{Context: text}, nil
+}
+
+// topLevelInject is the context of a top-level session's model call: the objective
+// reinforcement on every call once the session was compacted (the plugin harnesses have no
+// history slot, so it must be repeated), and on the session's first call the checkpoint
+// recovered from its project.
+func (s *Server) topLevelInject(ctx context.Context, sess kv.Session) (injectReply, error) {
+	var objective, recovered string
+	var err error
+	if sess.Compactions > 0 {
+		if objective, err = s.reinforcement(ctx, sess); err != nil {
+			return injectReply{}, err
+		}
+	}
+	if !sess.FirstInjectDone {
+		_, err := s.Store.UpdateSession(ctx, sess.Scope, sess.ID, func(sess *kv.Session, exists bool) error {
+			if !exists || sess.FirstInjectDone {
+				return errUnchanged
+			}
+			sess.FirstInjectDone = true
+			return nil
+		})
+		if errors.Is(err, errUnchanged) {
+			return injectReply{Context: inject.Join(s.MaxContextChars, objective)}, nil
+		}
+		if err != nil {
+			return injectReply{}, err
+		}
+		if recovered, err = s.recovered(ctx, sess, false); err != nil {
+			return injectReply{}, err
+		}
+	}
+	return injectReply{Context: inject.Join(s.MaxContextChars, objective, recovered)}, nil
 }
 
 // spawnCheckReply answers whether a session may spawn a sub-agent now.

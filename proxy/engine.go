@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
@@ -26,11 +27,30 @@ func (s *Server) decide(ctx context.Context, ev adapters.Event) (string, error) 
 	}
 	unlock := s.locks.lock(ev.SessionID)
 	defer unlock()
-	if err := s.touchSession(ctx, ev); err != nil {
+	sess, err := s.touchSession(ctx, ev)
+	if err != nil {
 		return "", err
 	}
 	switch ev.Kind {
-	case adapters.KindPrompt, adapters.KindPreCompact, adapters.KindStop, adapters.KindSessionEnd:
+	case adapters.KindSessionStart:
+		return s.sessionStart(ctx, h, ev, sess)
+	case adapters.KindPrompt:
+		if err := s.ingest(ctx, h.transcripts, ev.SessionID); err != nil {
+			return "", err
+		}
+		// The prompt is counted once its transcript record is stored (see kv.Session.Prompts).
+		sess, err := s.Store.GetSession(ctx, s.Scope, ev.SessionID)
+		if err != nil {
+			return "", err
+		}
+		s.maybeCheckpoint(sess)
+		return "", nil
+	case adapters.KindPreCompact:
+		if err := s.ingest(ctx, h.transcripts, ev.SessionID); err != nil {
+			s.Logger.Warn("transcript not read before compaction", "session", ev.SessionID, "error", err)
+		}
+		return "", s.preCompactionCheckpoint(ctx, s.Scope, ev.SessionID, ev.Instructions)
+	case adapters.KindStop, adapters.KindSessionEnd:
 		return "", s.ingest(ctx, h.transcripts, ev.SessionID)
 	case adapters.KindSpawn:
 		return "", s.spawn(ctx, h, ev)
@@ -58,10 +78,41 @@ func (s *Server) adapterFor(name string) harness {
 	return h
 }
 
+// sessionStart answers Claude Code's SessionStart. After a compaction (source compact) it counts
+// the compaction epoch and gives the objective reinforcement once per epoch: a repeated
+// SessionStart in the same epoch gets nothing. At startup, resume or clear it gives the
+// recovered checkpoint (see recovered).
+func (s *Server) sessionStart(ctx context.Context, h harness, ev adapters.Event, sess kv.Session) (string, error) {
+	switch ev.Source {
+	case adapters.SourceCompact:
+		due := false
+		sess, err := s.Store.UpdateSession(ctx, s.Scope, ev.SessionID, func(sess *kv.Session, _ bool) error {
+			countCompaction(sess, ev.At)
+			if due = sess.Compactions > sess.ReinforcedEpoch; due {
+				sess.ReinforcedEpoch = sess.Compactions
+			}
+			return nil
+		})
+		if err != nil || !due {
+			return "", err
+		}
+		block, err := s.reinforcement(ctx, sess)
+		return inject.Join(s.MaxContextChars, block), err
+	case adapters.SourceStartup, adapters.SourceResume, adapters.SourceClear:
+		if err := s.ingest(ctx, h.transcripts, ev.SessionID); err != nil {
+			s.Logger.Warn("transcript not read at session start", "session", ev.SessionID, "error", err)
+		}
+		block, err := s.recovered(ctx, sess, ev.Source == adapters.SourceResume)
+		return inject.Join(s.MaxContextChars, block), err
+	}
+	return "", nil
+}
+
 // touchSession records that ev's top-level session exists and is active (or ended), filling in
-// what the event tells about it. The write is synced before the hook is answered.
-func (s *Server) touchSession(ctx context.Context, ev adapters.Event) error {
-	_, err := s.Store.UpdateSession(ctx, s.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
+// what the event tells about it. The write is synced before the hook is
+// answered. It returns the session as written.
+func (s *Server) touchSession(ctx context.Context, ev adapters.Event) (kv.Session, error) {
+	sess, err := s.Store.UpdateSession(ctx, s.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
 		if !exists {
 			sess.Harness = ev.Harness
 			sess.NativeID = ev.SessionID
@@ -84,9 +135,9 @@ func (s *Server) touchSession(ctx context.Context, ev adapters.Event) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record session %s: %w", ev.SessionID, err)
+		return kv.Session{}, fmt.Errorf("record session %s: %w", ev.SessionID, err)
 	}
-	return nil
+	return sess, nil
 }
 
 // childID is heirloom's id for sub-agent agentID of top-level session rootID.

@@ -45,8 +45,13 @@ func (s *Server) inheritFor(ctx context.Context, h harness, scope, parentID stri
 			prompts = append(prompts, t.Text)
 		}
 	}
+	digest, err := s.spawnDigest(ctx, parent)
+	if err != nil {
+		return "", err
+	}
 	block := inject.InheritedBlock(inject.Inherited{
 		Parent:      parent,
+		Digest:      digest,
 		Tail:        tail,
 		Files:       parent.Files,
 		Constraints: inject.InferConstraints(prompts),
@@ -69,4 +74,30 @@ func (s *Server) parentTail(ctx context.Context, scope, parentID string) ([]kv.T
 		return tail, nil
 	}
 	return s.Store.LastTurns(ctx, scope, parentID, tailTurnsMax)
+}
+
+// spawnDigest renders the digest of parent as it stands when a child starts: built over its
+// latest turns and runs with its latest checkpoint as the previous digest. "" when there is
+// nothing to say.
+func (s *Server) spawnDigest(ctx context.Context, parent kv.Session) (string, error) {
+	turns, err := s.Store.LastTurns(ctx, parent.Scope, parent.ID, checkpointTurns)
+	if err != nil {
+		return "", err
+	}
+	runs, err := s.Store.ListRuns(ctx, parent.Scope, kv.RunFilter{ParentID: parent.ID})
+	if err != nil {
+		return "", err
+	}
+	prev, err := s.Store.LatestCheckpoint(ctx, parent.Scope, parent.ID)
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return "", err
+	}
+	d := inject.BuildDigest(inject.DigestInput{
+		Session: parent, Turns: turns, Runs: runs,
+		Decisions: parent.Decisions, Constraints: parent.Constraints, Previous: prev.Digest,
+	})
+	// Without the objective (the block's own line) and the open runs: the starting child is
+	// one of them, not yet told apart from its siblings.
+	d.Objective, d.OpenRuns = "", nil
+	return inject.RenderDigest(d, inject.DefaultDigestChars), nil
 }

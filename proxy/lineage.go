@@ -59,7 +59,7 @@ func (s *Server) subagentStart(ctx context.Context, h harness, ev adapters.Event
 	}
 	unlock := s.locks.lock(ev.SessionID)
 	defer unlock()
-	if err := s.touchSession(ctx, ev); err != nil {
+	if _, err := s.touchSession(ctx, ev); err != nil {
 		return "", err
 	}
 	id := childID(ev.SessionID, ev.AgentID)

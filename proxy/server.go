@@ -69,6 +69,9 @@ type Server struct {
 	OpenClawGateway SessionDescriber
 	// DescribeWait bounds that question. Zero means DefaultDescribeWait; negative, never ask.
 	DescribeWait time.Duration
+	// Checkpoints configures when session checkpoints are taken, how long they are kept and
+	// how far back a starting session recovers another's. Zero fields take their defaults.
+	Checkpoints Checkpoints
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
 	// Registry receives the server's metrics and is served at GET /metrics. Nil means a registry
@@ -83,6 +86,8 @@ type Server struct {
 	ctx        context.Context // owned by the server; cancelled by Close
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup // background work started by handlers
+	inflight   sync.Map       // scope NUL session → struct{}: a periodic checkpoint being written
+	openedAt   time.Time      // when Open ran, by Now
 	once       sync.Once
 }
 
@@ -102,6 +107,7 @@ func NewServer() *Server {
 		MaxReadBytes:    4 << 20,
 		Inherit:         Inherit{Enabled: true, TailChars: 3000},
 		MaxContextChars: 9500,
+		Checkpoints:     Checkpoints{Keep: 3}.withDefaults(),
 		Now:             time.Now,
 	}
 }
@@ -162,6 +168,7 @@ func (s *Server) Open() error {
 		return fmt.Errorf("listen on %s: %w", s.Addr, err)
 	}
 	s.ln = ln
+	s.openedAt = s.Now()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.http = &http.Server{
 		Handler:           s.handler(),
@@ -169,6 +176,8 @@ func (s *Server) Open() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          s.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
+	s.wg.Add(1)
+	go s.prune()
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Logger.Error("serve stopped", "error", err)

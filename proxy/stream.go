@@ -37,6 +37,10 @@ func (s *Server) Consume(ctx context.Context, ev adapters.Event) error {
 		err = s.ensureSession(ctx, ev, func(sess *kv.Session) { countCompaction(sess, ev.At) })
 	case adapters.KindIdle:
 		err = s.streamIdle(ctx, ev)
+	case adapters.KindPreCompact:
+		if err = s.ensureSession(ctx, ev, func(*kv.Session) {}); err == nil {
+			err = s.preCompactionCheckpoint(ctx, ev.Scope, ev.SessionID, ev.Instructions)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s %s of %s: %w", ev.Harness, ev.Name, ev.SessionID, err)
@@ -133,8 +137,16 @@ func (s *Server) streamTurns(ctx context.Context, ev adapters.Event) error {
 	for _, t := range ev.Turns {
 		turns = append(turns, kv.Turn{SourceID: t.ID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: t.Files, At: t.At})
 	}
-	_, _, err := s.Store.UpsertTurns(ctx, ev.Scope, ev.SessionID, turns)
-	return err
+	added, _, err := s.Store.UpsertTurns(ctx, ev.Scope, ev.SessionID, turns)
+	if err != nil || added == 0 {
+		return err
+	}
+	sess, err := s.Store.GetSession(ctx, ev.Scope, ev.SessionID)
+	if err != nil {
+		return err
+	}
+	s.maybeCheckpoint(sess) // the store counted the new user turns as prompts
+	return nil
 }
 
 // streamSpawn records a spawn and, once the harness names the child session, links them: the
