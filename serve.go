@@ -119,6 +119,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Retention:      cfg.Checkpoints.Retention,
 		Keep:           cfg.Checkpoints.Keep,
 		RecoveryWindow: cfg.Recovery.Window,
+		// inherit.enabled false is passive mode: heirloom records but adds no block at all.
+		NoBlocks: !cfg.Inherit.Enabled,
 	}
 	srv.OpenClaw = openclaw.Adapter{}
 	srv.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait

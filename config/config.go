@@ -89,8 +89,10 @@ type Server struct {
 
 // Inherit configures the "Inherited from Parent Session" block.
 type Inherit struct {
-	// Enabled turns the block on. Default true; false means sub-agents
-	// inherit nothing.
+	// Enabled turns heirloom's blocks on. Default true; false is passive
+	// mode: sub-agents inherit nothing and no reinforcement or recovered
+	// block is added, while sessions, transcripts, runs and checkpoints are
+	// still recorded.
 	Enabled bool `koanf:"enabled"`
 
 	// TailChars is how many characters of the parent's transcript tail the

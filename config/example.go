@@ -22,7 +22,7 @@ var docs = map[string]string{
 	"server.shutdown_timeout": "How long shutdown waits for requests in flight.",
 
 	"inherit":            "Context a sub-agent inherits from its parent session.",
-	"inherit.enabled":    "Give sub-agents the \"Inherited from Parent Session\" block.",
+	"inherit.enabled":    "Add heirloom's blocks (inherited, reinforcement, recovered); false: passive, record only.",
 	"inherit.tail_chars": "Characters of the parent's transcript tail to include; 0 for none.",
 
 	"adapters":                               "Harness adapters.",
