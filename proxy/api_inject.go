@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 )
@@ -28,7 +29,7 @@ type injectReply struct {
 // parent is not known yet (the Gateway's event may still be on its way), the harness is asked
 // within DescribeWait; past that the answer comes from what is stored.
 func (s *Server) getInject(r *http.Request) (any, error) {
-	p, err := parseParams(r, "harness", "session", "parent", "purpose", "scope")
+	p, err := parseParams(r, "harness", "session", "parent", "purpose", "scope", "directory")
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +52,18 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 	sess, err := s.Store.GetSession(ctx, scope, id)
 	if err != nil && !errors.Is(err, kv.ErrNotFound) {
 		return nil, err
+	}
+	if dir := p["directory"]; dir != "" && sess.Project == "" && p["harness"] != "" {
+		// The plugin knows the session's directory before the harness's events say it (OpenClaw's
+		// rows of top-level sessions never do): record it, so checkpoints carry the project and
+		// a new session can recover the project's latest one on this very call.
+		ev := adapters.Event{Harness: p["harness"], Scope: scope, SessionID: id, Cwd: dir, At: s.Now()}
+		if err := s.ensureSession(ctx, ev, func(*kv.Session) {}); err != nil {
+			return nil, err
+		}
+		if sess, err = s.Store.GetSession(ctx, scope, id); err != nil {
+			return nil, err
+		}
 	}
 	if p["purpose"] == "compacting" {
 		if sess.ID != "" {

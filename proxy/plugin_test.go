@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -199,4 +200,30 @@ func TestInject_OpenClaw(t *testing.T) {
 			t.Errorf("questions: got %v, want none", got)
 		}
 	})
+}
+
+// TestInject_DirectoryGivesAProject: OpenClaw's rows of top-level sessions name no directory, so
+// the plugin passes the workspace. A new session then recovers its project's latest checkpoint on
+// its first call; without the directory it has no project and recovers nothing.
+func TestInject_DirectoryGivesAProject(t *testing.T) {
+	s := MustOpenServer(t, func(s *proxy.Server) { s.OpenClaw = keyedHarness{} })
+	evs := clawParentEvents()
+	for i := range evs {
+		evs[i].Cwd = t.TempDir()
+	}
+	dir := evs[0].Cwd
+	consume(t, s, evs...)
+	if status, got, _ := do(t, "POST", s.URL()+"/api/sessions/"+url.PathEscape(clawParent)+"/checkpoints?scope=research", "", nil); status != 200 {
+		t.Fatalf("checkpoint: got %d %v", status, got)
+	}
+	status, text := getInject(t, s, "harness=openclaw&session=agent:research:fresh&directory="+url.QueryEscape(dir))
+	if status != 200 || !strings.Contains(text, "## Recovered Session Checkpoint") || !strings.Contains(text, "CLAWMARK-7") {
+		t.Fatalf("got %d %q, want the project's recovered checkpoint", status, text)
+	}
+	if fresh, err := s.Store.GetSession(t.Context(), "research", "agent:research:fresh"); err != nil || fresh.Project != dir || fresh.Harness != "openclaw" {
+		t.Errorf("fresh session: got %+v, %v; want it recorded with its project", fresh, err)
+	}
+	if _, text := getInject(t, s, "harness=openclaw&session=agent:research:other"); text != "" {
+		t.Errorf("no directory: got %q, want nothing", text)
+	}
 }

@@ -12,7 +12,8 @@
 // The typed hooks it uses need plugins.entries.heirloom.hooks.allowConversationAccess: true.
 //
 // Hooks (OpenClaw 2026.9):
-//   before_prompt_build  GET /api/inject?harness=openclaw&session=<ctx.sessionKey>; a non-blank
+//   before_prompt_build  GET /api/inject?harness=openclaw&session=<ctx.sessionKey>
+//                        [&directory=<ctx.workspaceDir>]; a non-blank
 //                        {"context"} comes back as {prependSystemContext}: the top of the
 //                        system prompt, on every model request (never saved to history)
 //   subagent_spawned     POST /hooks/openclaw {hook, event, ctx}: names the child's parent
@@ -224,7 +225,13 @@ export default {
       if (!claim(event)) return
       const session = ctx && typeof ctx.sessionKey === "string" ? ctx.sessionKey.trim() : ""
       if (session === "") return
-      const text = contextOf(await call(cfg, "GET", "/api/inject", { harness: "openclaw", session }))
+      const params = { harness: "openclaw", session }
+      // The Gateway's rows of top-level sessions carry no directory: the workspace tells
+      // heirloom the session's project, which recovery at a session's start needs.
+      if (ctx && typeof ctx.workspaceDir === "string" && ctx.workspaceDir.trim() !== "") {
+        params.directory = ctx.workspaceDir.trim()
+      }
+      const text = contextOf(await call(cfg, "GET", "/api/inject", params))
       if (text === "") return
       return { prependSystemContext: text }
     })
