@@ -440,30 +440,13 @@ func keptCheckpoint(ctx context.Context, r pebble.Reader, bounds map[[2]string]k
 }
 
 // getCheckpoint reads one checkpoint; ok is false when it is not stored.
-func getCheckpoint(r pebble.Reader, scope, id string) (c Checkpoint, ok bool, err error) {
-	v, closer, err := r.Get(checkpointKey(scope, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return Checkpoint{}, false, nil
-	}
-	if err != nil {
-		return Checkpoint{}, false, err
-	}
-	defer closer.Close()
-	c, err = decodeCheckpoint(v)
-	if err != nil {
-		return Checkpoint{}, false, err
-	}
-	return c, true, nil
+func getCheckpoint(r pebble.Reader, scope, id string) (Checkpoint, bool, error) {
+	return getRecord(r, checkpointKey(scope, id), decodeCheckpoint)
 }
 
-// indexedCheckpoint reads a checkpoint an index entry points at; a missing one means the store
-// is damaged.
+// indexedCheckpoint reads a checkpoint an index entry points at (see indexedRecord).
 func indexedCheckpoint(r pebble.Reader, scope, id string) (Checkpoint, error) {
-	c, ok, err := getCheckpoint(r, scope, id)
-	if err == nil && !ok {
-		err = fmt.Errorf("index names checkpoint %s/%s, which is not stored", scope, id)
-	}
-	return c, err
+	return indexedRecord(r, "checkpoint", scope, id, checkpointKey(scope, id), decodeCheckpoint)
 }
 
 // scanRange calls fn with each key in [lower, upper) and its value, in order, until fn returns

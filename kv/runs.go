@@ -259,29 +259,13 @@ func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run,
 }
 
 // getRun reads one run; ok is false when it is not stored.
-func getRun(r pebble.Reader, scope, id string) (run Run, ok bool, err error) {
-	v, closer, err := r.Get(runKey(scope, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return Run{}, false, nil
-	}
-	if err != nil {
-		return Run{}, false, err
-	}
-	defer closer.Close()
-	run, err = decodeRun(v)
-	if err != nil {
-		return Run{}, false, err
-	}
-	return run, true, nil
+func getRun(r pebble.Reader, scope, id string) (Run, bool, error) {
+	return getRecord(r, runKey(scope, id), decodeRun)
 }
 
-// indexedRun reads a run an index entry points at; a missing one means the store is damaged.
+// indexedRun reads a run an index entry points at (see indexedRecord).
 func indexedRun(r pebble.Reader, scope, id string) (Run, error) {
-	run, ok, err := getRun(r, scope, id)
-	if err == nil && !ok {
-		err = fmt.Errorf("index names run %s/%s, which is not stored", scope, id)
-	}
-	return run, err
+	return indexedRecord(r, "run", scope, id, runKey(scope, id), decodeRun)
 }
 
 // getIndexValue reads an index entry's value as a string; "" when the entry is absent.

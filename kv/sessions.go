@@ -270,30 +270,13 @@ func (s *Store) Children(ctx context.Context, scope, parentID string) ([]Session
 }
 
 // getSession reads one session; ok is false when it is not stored.
-func getSession(r pebble.Reader, scope, id string) (sess Session, ok bool, err error) {
-	v, closer, err := r.Get(sessionKey(scope, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return Session{}, false, nil
-	}
-	if err != nil {
-		return Session{}, false, err
-	}
-	defer closer.Close()
-	sess, err = decodeSession(v)
-	if err != nil {
-		return Session{}, false, err
-	}
-	return sess, true, nil
+func getSession(r pebble.Reader, scope, id string) (Session, bool, error) {
+	return getRecord(r, sessionKey(scope, id), decodeSession)
 }
 
-// indexedSession reads a session an index entry points at. Index entries are written in the
-// same batch as their session, so a missing one means the store is damaged.
+// indexedSession reads a session an index entry points at (see indexedRecord).
 func indexedSession(r pebble.Reader, scope, id string) (Session, error) {
-	sess, ok, err := getSession(r, scope, id)
-	if err == nil && !ok {
-		err = fmt.Errorf("index names session %s/%s, which is not stored", scope, id)
-	}
-	return sess, err
+	return indexedRecord(r, "session", scope, id, sessionKey(scope, id), decodeSession)
 }
 
 // scanPrefix calls fn with each key starting with prefix, in order, until fn returns false or
