@@ -271,6 +271,11 @@ func (s *Server) recovered(ctx context.Context, sess kv.Session, resume bool) (s
 	if err != nil {
 		return "", err
 	}
+	if resume && c.Trigger == kv.TriggerPreCompaction && c.Epoch == sess.Compactions-1 && sess.ReinforcedEpoch == sess.Compactions {
+		// The session's context already holds this checkpoint: the reinforcement given after
+		// the compaction it preceded. Recovering it again would repeat the same digest.
+		return "", nil
+	}
 	budget := min(inject.DefaultRecoveredChars, s.MaxContextChars)
 	return inject.RecoveredBlock(c, resume, now, budget), nil
 }

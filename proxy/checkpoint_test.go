@@ -183,6 +183,11 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 	if again := hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "compact"})); again != "" {
 		t.Fatalf("second SessionStart in one epoch: got %q, want nothing", again)
 	}
+	// Resuming the compacted session: the reinforcement already holds its latest checkpoint,
+	// so it is not recovered a second time.
+	if resumed := hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "resume"})); strings.Contains(resumed, "## Recovered Session Checkpoint") {
+		t.Fatalf("resume after a reinforced compaction: got %q, want no recovered block", resumed)
+	}
 
 	// A second compaction, later: a second reinforcement.
 	clk.Add(time.Hour)
