@@ -53,11 +53,13 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 	if err != nil && !errors.Is(err, kv.ErrNotFound) {
 		return nil, err
 	}
-	if dir := p["directory"]; dir != "" && sess.Project == "" && p["harness"] != "" {
-		// The plugin knows the session's directory before the harness's events say it (OpenClaw's
-		// rows of top-level sessions never do): record it, so checkpoints carry the project and
-		// a new session can recover the project's latest one on this very call.
-		ev := adapters.Event{Harness: p["harness"], Scope: scope, SessionID: id, Cwd: dir, At: s.Now()}
+	if dir := p["directory"]; dir != "" && sess.ID != "" && sess.Project == "" {
+		// The plugin knows the session's directory when the harness's events do not say it
+		// (OpenClaw's rows of top-level sessions never do): record it, so checkpoints carry the
+		// project and a new session can recover the project's latest one on this very call. A
+		// session heirloom has not heard of is not created here: whether it is a sub-agent is
+		// not known yet.
+		ev := adapters.Event{Harness: sess.Harness, Scope: scope, SessionID: id, Cwd: dir, At: s.Now()}
 		if err := s.ensureSession(ctx, ev, func(*kv.Session) {}); err != nil {
 			return nil, err
 		}
@@ -84,7 +86,7 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 	if parentID == "" && ph != nil && ph.IsSubagent(id) {
 		parentID = s.describeParent(ctx, scope, id)
 	}
-	if parentID == "" && sess.ID != "" {
+	if parentID == "" && sess.ID != "" && (ph == nil || !ph.IsSubagent(id)) {
 		return s.topLevelInject(ctx, sess)
 	}
 	if parentID == "" || parentID == id {

@@ -212,7 +212,11 @@ func TestInject_DirectoryGivesAProject(t *testing.T) {
 		evs[i].Cwd = t.TempDir()
 	}
 	dir := evs[0].Cwd
-	consume(t, s, evs...)
+	// The new sessions are known from the Gateway's rows, which name no directory.
+	fresh := adapters.Event{Harness: "openclaw", Scope: "research", Kind: adapters.KindSessionStart, SessionID: "agent:research:fresh"}
+	other := fresh
+	other.SessionID = "agent:research:other"
+	consume(t, s, append(evs, fresh, other)...)
 	if status, got, _ := do(t, "POST", s.URL()+"/api/sessions/"+url.PathEscape(clawParent)+"/checkpoints?scope=research", "", nil); status != 200 {
 		t.Fatalf("checkpoint: got %d %v", status, got)
 	}
@@ -225,5 +229,10 @@ func TestInject_DirectoryGivesAProject(t *testing.T) {
 	}
 	if _, text := getInject(t, s, "harness=openclaw&session=agent:research:other"); text != "" {
 		t.Errorf("no directory: got %q, want nothing", text)
+	}
+	// A session heirloom has not heard of is not created from a directory alone.
+	getInject(t, s, "harness=openclaw&session=agent:research:unknown&directory="+url.QueryEscape(dir))
+	if _, err := s.Store.GetSession(t.Context(), "research", "agent:research:unknown"); err == nil {
+		t.Errorf("an unknown session was recorded from an inject call")
 	}
 }

@@ -65,7 +65,11 @@ function contextOf(reply: any): string {
   return typeof text === "string" && text.trim() !== "" ? text : ""
 }
 
-export const HeirloomPlugin = async () => {
+export const HeirloomPlugin = async (ctx?: { directory?: string }) => {
+  // The instance's directory is every session's project: sent along so heirloom has it even
+  // when OpenCode's events about a session have not said it.
+  const directory = typeof ctx?.directory === "string" ? ctx.directory : ""
+
   // parents maps a session id to its parent's, learnt from session.created events. Oldest
   // entries go first once it is full; a session missing here is simply asked about without
   // a parent, and heirloom uses what it learnt from OpenCode's event stream.
@@ -73,6 +77,7 @@ export const HeirloomPlugin = async () => {
 
   const params = (sessionID: string, extra: Params = {}): Params => {
     const p: Params = { harness: "opencode", session: sessionID, ...extra }
+    if (directory) p.directory = directory
     const parent = parents.get(sessionID)
     if (parent) p.parent = parent
     return p
