@@ -58,6 +58,9 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 				waitFor(t, patience, fmt.Sprintf("describe on connection %d", i), func() bool {
 					return sink.index(named(openclaw.NameSessionsDescribe, subagentKey(i-1))) >= 0
 				})
+				// The history calls follow the describes: let this connection's resync finish
+				// before dropping it, or the dropped resync never counts.
+				waitFor(t, patience, fmt.Sprintf("the resync of connection %d", i), func() bool { return c.Stats().Resyncs >= int64(i) })
 				// While the client is away a new sub-agent appears.
 				rows = append(rows, orphanRow(srv, subagentKey(i)))
 				srv.SetSessions(rows...)
