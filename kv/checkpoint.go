@@ -12,6 +12,7 @@ const (
 	TriggerPreCompaction = "pre_compaction" // just before the harness compacted the session
 	TriggerAgent         = "agent"          // the agent asked for one (API, MCP tool)
 	TriggerExplicit      = "explicit"       // a user asked for one (heirloom checkpoint KEY)
+	TriggerSpawn         = "spawn"          // the session spawned a sub-agent: the state the child inherits
 )
 
 // Checkpoint is a snapshot of a session: what it is for and where it stands. It is read back
@@ -85,8 +86,8 @@ func (c *Checkpoint) Validate() error {
 	case strings.IndexByte(c.ProjectNorm, sep) >= 0:
 		return fmt.Errorf("checkpoint %q: normalised project %q contains NUL", c.ID, c.ProjectNorm)
 	case !validTrigger(c.Trigger):
-		return fmt.Errorf("checkpoint %q: trigger %q: want %q, %q, %q or %q", c.ID, c.Trigger,
-			TriggerPeriodic, TriggerPreCompaction, TriggerAgent, TriggerExplicit)
+		return fmt.Errorf("checkpoint %q: trigger %q: want %q, %q, %q, %q or %q", c.ID, c.Trigger,
+			TriggerPeriodic, TriggerPreCompaction, TriggerAgent, TriggerExplicit, TriggerSpawn)
 	case c.Epoch < 0 || c.Prompts < 0:
 		return fmt.Errorf("checkpoint %q: negative epoch %d or prompts %d", c.ID, c.Epoch, c.Prompts)
 	case !c.CreatedAt.IsZero() && !keyTimeOK(c.CreatedAt):
@@ -97,7 +98,7 @@ func (c *Checkpoint) Validate() error {
 
 func validTrigger(t string) bool {
 	switch t {
-	case TriggerPeriodic, TriggerPreCompaction, TriggerAgent, TriggerExplicit:
+	case TriggerPeriodic, TriggerPreCompaction, TriggerAgent, TriggerExplicit, TriggerSpawn:
 		return true
 	}
 	return false

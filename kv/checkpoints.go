@@ -52,11 +52,11 @@ func (s *Store) PutCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, er
 	c.CreatedAt = c.CreatedAt.UTC()
 	var old *Checkpoint
 	if c.ID == "" {
-		if c.ID, err = freeCheckpointID(db, c.Scope, c.CreatedAt); err != nil {
+		if c.ID, err = freeCheckpointID(s.counted(db), c.Scope, c.CreatedAt); err != nil {
 			return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.SessionID, err)
 		}
 	} else {
-		prev, ok, err := getCheckpoint(db, c.Scope, c.ID)
+		prev, ok, err := getCheckpoint(s.counted(db), c.Scope, c.ID)
 		if err != nil {
 			return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.ID, err)
 		}
@@ -76,7 +76,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, er
 	if err := putCheckpoint(b, &c); err != nil {
 		return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.ID, err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.commit(b); err != nil {
 		return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.ID, err)
 	}
 	return c, nil
@@ -180,7 +180,7 @@ func (s *Store) GetCheckpoint(ctx context.Context, scope, id string) (Checkpoint
 		return Checkpoint{}, fmt.Errorf("get checkpoint %s/%s: %w", scope, id, err)
 	}
 	defer s.release()
-	c, ok, err := getCheckpoint(db, scope, id)
+	c, ok, err := getCheckpoint(s.counted(db), scope, id)
 	if err == nil && !ok {
 		err = ErrNotFound
 	}
@@ -223,23 +223,65 @@ func (s *Store) checkpoints(ctx context.Context, op, scope, sessionID string, li
 	snap := db.NewSnapshot()
 	defer snap.Close()
 	out := []Checkpoint{}
-	prefix := checkpointSessionPrefix(scope, sessionID)
-	err = scanRange(ctx, snap, prefix, prefixEnd(prefix), func(k, _ []byte) (bool, error) {
-		_, _, _, id, err := decodeCheckpointSessionKey(k)
-		if err != nil {
-			return false, err
-		}
-		c, err := indexedCheckpoint(snap, scope, id)
-		if err != nil {
-			return false, err
-		}
+	err = scanCheckpoints(ctx, s.counted(snap), scope, sessionID, func(c Checkpoint) bool {
 		out = append(out, c)
-		return limit <= 0 || len(out) < limit, nil
+		return limit <= 0 || len(out) < limit
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s of %s/%s: %w", op, scope, sessionID, err)
 	}
 	return out, nil
+}
+
+// LatestCheckpointWith returns the newest checkpoint with trigger among the session's newest
+// within checkpoints (0 or less: all of them), or an error wrapping ErrNotFound when none of
+// them has it. The cost is one index step and one decode per checkpoint looked at, newest
+// first, so it stops at the first match.
+func (s *Store) LatestCheckpointWith(ctx context.Context, scope, sessionID, trigger string, within int) (Checkpoint, error) {
+	if err := checkRef(scope, sessionID); err != nil {
+		return Checkpoint{}, fmt.Errorf("latest %s checkpoint: %w", trigger, err)
+	}
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("latest %s checkpoint of %s/%s: %w", trigger, scope, sessionID, err)
+	}
+	defer s.release()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	var found *Checkpoint
+	seen := 0
+	err = scanCheckpoints(ctx, s.counted(snap), scope, sessionID, func(c Checkpoint) bool {
+		seen++
+		if c.Trigger == trigger {
+			found = &c
+			return false
+		}
+		return within <= 0 || seen < within
+	})
+	if err == nil && found == nil {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("latest %s checkpoint of %s/%s: %w", trigger, scope, sessionID, err)
+	}
+	return *found, nil
+}
+
+// scanCheckpoints calls fn with the session's checkpoints read through r, newest first, until
+// fn returns false.
+func scanCheckpoints(ctx context.Context, r pebble.Reader, scope, sessionID string, fn func(c Checkpoint) bool) error {
+	prefix := checkpointSessionPrefix(scope, sessionID)
+	return scanRange(ctx, r, prefix, prefixEnd(prefix), func(k, _ []byte) (bool, error) {
+		_, _, _, id, err := decodeCheckpointSessionKey(k)
+		if err != nil {
+			return false, err
+		}
+		c, err := indexedCheckpoint(r, scope, id)
+		if err != nil {
+			return false, err
+		}
+		return fn(c), nil
+	})
 }
 
 // LatestProjectCheckpoint returns the newest checkpoint (by CreatedAt, then ID) of any session
@@ -270,7 +312,8 @@ func (s *Store) LatestProjectCheckpoint(ctx context.Context, scope, projectNorm 
 	}
 	var found Checkpoint
 	ok := false
-	err = scanRange(ctx, snap, prefix, end, func(k, v []byte) (bool, error) {
+	r := s.counted(snap)
+	err = scanRange(ctx, r, prefix, end, func(k, v []byte) (bool, error) {
 		if exclude != "" && string(v) == exclude {
 			return true, nil
 		}
@@ -278,7 +321,7 @@ func (s *Store) LatestProjectCheckpoint(ctx context.Context, scope, projectNorm 
 		if err != nil {
 			return false, err
 		}
-		found, err = indexedCheckpoint(snap, scope, id)
+		found, err = indexedCheckpoint(r, scope, id)
 		ok = err == nil
 		return false, err
 	})
@@ -394,7 +437,7 @@ func (s *Store) pruneCheckpointBatch(ctx context.Context, from, end []byte, olde
 		return 0, nil, err
 	}
 	if deleted > 0 {
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := s.commit(b); err != nil {
 			return 0, nil, err
 		}
 	}

@@ -28,6 +28,8 @@
 //	n       scope 0 id                                   JSON Run        —
 //	o       scope 0 ^created id                          empty           newest run first
 //	u       scope 0 rootID 0 ^created id                 empty           a root session's runs, newest first
+//	v       scope 0 parentID 0 ^created id               empty           the runs a session asked for, newest first
+//	q       scope 0 rootID 0 created id                  empty           a root's provisionally paired runs, oldest first
 //	p       scope 0 rootID 0 created id                  empty           pending runs (unpaired spawns), oldest first
 //	b       scope 0 childID                              run id          the run paired with a sub-agent
 //	k       scope 0 id                                   JSON Checkpoint —
@@ -56,20 +58,31 @@
 //
 // # Schema and migrations
 //
-// The key m"schema" holds the schema version of the layout above, SchemaVersion (1). Open reads
+// The key m"schema" holds the schema version of the layout above, SchemaVersion (2). Open reads
 // it: a new, empty database is brought up from 0; a store at an older version is upgraded by
 // running migrations[v] (migrate.go) for each version v up to SchemaVersion, each in one synced
 // batch together with the new version number; a store at a newer version is refused with
 // ErrSchemaTooNew, and a database that holds keys but no version is refused as foreign.
 // Adding a record type under prefixes that no stored key uses needs no new version: stores
 // written before it simply hold none of its keys. The checkpoint keys (k, h, j, e) came that
-// way, at version 1.
+// way, at version 1. A new index over existing records does need one: version 2 built the v
+// and q entries of every stored run.
 //
 // # Durability
 //
 // Every Store method that writes does so in one Pebble batch committed with Sync before it
 // returns: a turn, its SourceID entry, its session's new TurnCount and the moved index entries
-// land together or not at all, with one timestamp (Store.Now) per batch. Nothing a method has
+// land together or not at all, with one timestamp (Store.Now) per batch. So does every
+// transaction (Store.Update, Tx): a change that must hold together, such as pairing a run with
+// its sub-agent session or correcting a provisional pairing, is one Tx, so a crash or an error
+// leaves it whole or absent, never half made. Nothing a method has
 // acknowledged can be lost to a crash. Reads use a Pebble snapshot when they touch more than
-// one key, so they never see half a write.
+// one key, so they never see half a write; View reads a session, its newest turns and its latest
+// checkpoint from one snapshot.
+//
+// # Counting
+//
+// Every read goes through a counting wrapper, and Stats reports reads, records decoded by type
+// and commits. Tests take the difference around one operation, so a reply whose cost must not
+// grow with what the scope holds fails CI the day it starts reading more.
 package kv

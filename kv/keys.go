@@ -29,6 +29,8 @@ const (
 	prefixSpawn      byte = 'p' // p <scope> 0 <root> 0 <created> <id>: pending runs (unpaired spawns) of a root session
 	prefixRunChild   byte = 'b' // b <scope> 0 <child id>: the run paired with a sub-agent session; value: run id
 	prefixRunRoot    byte = 'u' // u <scope> 0 <root> 0 <^created> <id>: the runs of one top-level session, newest first
+	prefixRunParent  byte = 'v' // v <scope> 0 <parent> 0 <^created> <id>: the runs one session asked for, newest first
+	prefixRunGuess   byte = 'q' // q <scope> 0 <root> 0 <created> <id>: a root's provisionally paired runs, oldest first
 
 	prefixCheckpoint        byte = 'k' // k <scope> 0 <id>: a Checkpoint
 	prefixCheckpointSession byte = 'h' // h <scope> 0 <session> 0 <^created> <^id> ff: a session's checkpoints, newest first
@@ -249,6 +251,48 @@ func decodeRunRootKey(k []byte) (scope, rootID string, created time.Time, id str
 	created = bitsTime(^r.uint64())
 	id = r.lastPart()
 	return scope, rootID, created, id, r.done("run root")
+}
+
+// runParentPrefix is v <scope> 0 <parent> 0: the runs one session asked for, newest first.
+func runParentPrefix(scope, parentID string) []byte {
+	return appendPart(appendPart([]byte{prefixRunParent}, scope), parentID)
+}
+
+// runParentKey is v <scope> 0 <parent> 0 <^created> <id>.
+func runParentKey(scope, parentID string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(runParentPrefix(scope, parentID), ^timeBits(created))
+	return append(k, id...)
+}
+
+func decodeRunParentKey(k []byte) (scope, parentID string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRunParent)
+	scope = r.part()
+	parentID = r.part()
+	created = bitsTime(^r.uint64())
+	id = r.lastPart()
+	return scope, parentID, created, id, r.done("run parent")
+}
+
+// provisionalPrefix is q <scope> 0 <root> 0: a root session's provisionally paired runs.
+func provisionalPrefix(scope, rootID string) []byte {
+	return appendPart(appendPart([]byte{prefixRunGuess}, scope), rootID)
+}
+
+// provisionalKey is q <scope> 0 <root> 0 <created> <id>.
+func provisionalKey(scope, rootID string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(provisionalPrefix(scope, rootID), timeBits(created))
+	return append(k, id...)
+}
+
+func decodeProvisionalKey(k []byte) (scope, rootID string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRunGuess)
+	scope = r.part()
+	rootID = r.part()
+	created = bitsTime(r.uint64())
+	id = r.lastPart()
+	return scope, rootID, created, id, r.done("provisional run")
 }
 
 // runChildKey is b <scope> 0 <child id>.

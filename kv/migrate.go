@@ -10,7 +10,7 @@ import (
 // SchemaVersion is the version of the key layout and value shapes (doc.go) that this binary
 // reads and writes. Open upgrades older stores to it and refuses newer ones with
 // ErrSchemaTooNew.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration upgrades a store by one schema version. It reads through r (the database, before
 // the upgrade) and puts every change in b, which Open commits with Sync together with the new
@@ -22,6 +22,39 @@ type migration func(r pebble.Reader, b *pebble.Batch) error
 // new layout in doc.go. Never edit or reorder a released entry.
 var migrations = []migration{
 	0: func(pebble.Reader, *pebble.Batch) error { return nil }, // a new, empty store: nothing to build
+	1: indexRunsByParent,                                       // version 2: the run-parent (v) and provisional-run (q) indexes
+}
+
+// indexRunsByParent builds, for every stored run, its entry in the runs-by-parent index and,
+// when it is paired by an unconfirmed guess, in its root's provisional-run index.
+func indexRunsByParent(r pebble.Reader, b *pebble.Batch) error {
+	prefix := []byte{prefixRun}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		run, err := decodeRun(v)
+		if err != nil {
+			return fmt.Errorf("run at %q: %w", it.Key(), err)
+		}
+		if run.ParentID != "" {
+			if err := b.Set(runParentKey(run.Scope, run.ParentID, run.CreatedAt, run.ID), nil, nil); err != nil {
+				return err
+			}
+		}
+		if run.provisionallyPaired() {
+			if err := b.Set(provisionalKey(run.Scope, run.RootID, run.CreatedAt, run.ID), nil, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Error()
 }
 
 // migrate reads the store's schema version and runs the migrations from it up to

@@ -20,6 +20,7 @@ func getRecord[T any](r pebble.Reader, key []byte, decode func([]byte) (T, error
 	if rec, err = decode(v); err != nil {
 		return rec, false, err
 	}
+	countDecoded(r, key)
 	return rec, true, nil
 }
 

@@ -45,6 +45,9 @@ type Run struct {
 // Pending reports whether r still waits for its sub-agent to start.
 func (r *Run) Pending() bool { return r.ChildID == "" && r.Status == RunPending }
 
+// provisionallyPaired reports whether r holds a child chosen by a guess not yet confirmed.
+func (r *Run) provisionallyPaired() bool { return r.Provisional && r.ChildID != "" }
+
 // Validate reports the first problem with r.
 func (r *Run) Validate() error {
 	switch {

@@ -28,68 +28,29 @@ func (f *RunFilter) match(r *Run) bool {
 // stored run, or a zero Run with Scope and ID filled in and exists false. If fn returns an error
 // nothing is written and that error is returned as is. CreatedAt is kept from the stored run
 // (set from Now when a new run has none). In the same synced batch it keeps the indexes true:
-// a pending run is listed among its root session's spawns, a paired run is found from its child.
-// Another run already paired with the same ChildID is an error (nothing written).
+// a pending run is listed among its root session's spawns, a paired run is found from its child,
+// a provisionally paired run among its root's provisional runs, every run among its parent's.
+// Another run already paired with the same ChildID is an error (nothing written). A change to
+// a run and the sessions it pairs is one Tx (see Update).
 func (s *Store) UpdateRun(ctx context.Context, scope, id string, fn func(r *Run, exists bool) error) (Run, error) {
 	if err := checkRef(scope, id); err != nil {
 		return Run{}, fmt.Errorf("update run: %w", err)
 	}
-	db, err := s.acquire(ctx)
+	var out Run
+	err := s.Update(ctx, func(tx *Tx) error {
+		var err error
+		out, err = tx.UpdateRun(scope, id, fn)
+		return err
+	})
 	if err != nil {
-		return Run{}, fmt.Errorf("update run %s/%s: %w", scope, id, err)
-	}
-	defer s.release()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	old, exists, err := getRun(db, scope, id)
-	if err != nil {
-		return Run{}, fmt.Errorf("update run %s/%s: %w", scope, id, err)
-	}
-	r := old
-	if !exists {
-		r = Run{Scope: scope, ID: id}
-	}
-	if err := fn(&r, exists); err != nil {
 		return Run{}, err
 	}
-	if r.Scope != scope || r.ID != id {
-		return Run{}, fmt.Errorf("update run %s/%s: changed to %s/%s", scope, id, r.Scope, r.ID)
-	}
-	if exists {
-		r.CreatedAt = old.CreatedAt
-		if old.RootID != r.RootID {
-			return Run{}, fmt.Errorf("update run %s/%s: root cannot change", scope, id)
-		}
-	} else if r.CreatedAt.IsZero() {
-		r.CreatedAt = s.now()
-	}
-	// Times are kept in UTC without a monotonic reading, so the run returned is the run stored.
-	r.CreatedAt, r.StartedAt, r.EndedAt = r.CreatedAt.UTC(), r.StartedAt.UTC(), r.EndedAt.UTC()
-	if err := r.Validate(); err != nil {
-		return Run{}, fmt.Errorf("update run: %w", err)
-	}
-	if r.ChildID != "" && (!exists || old.ChildID != r.ChildID) {
-		other, err := getIndexValue(db, runChildKey(scope, r.ChildID))
-		if err != nil {
-			return Run{}, fmt.Errorf("update run %s/%s: %w", scope, id, err)
-		}
-		if other != "" && other != id {
-			return Run{}, fmt.Errorf("update run %s/%s: child %s already paired with run %s", scope, id, r.ChildID, other)
-		}
-	}
-
-	if err := commitRun(db, &r, old, exists); err != nil {
-		return Run{}, fmt.Errorf("update run %s/%s: %w", scope, id, err)
-	}
-	return r, nil
+	return out, nil
 }
 
-// commitRun writes r and moves its index entries from old (the stored run, when exists) in one
-// synced batch. The caller holds s.mu and has checked r.
-func commitRun(db *pebble.DB, r *Run, old Run, exists bool) error {
-	b := db.NewBatch()
-	defer b.Close()
+// putRun puts r and moves its index entries from old (the stored run, when exists) in b. The
+// caller has checked r.
+func putRun(b *pebble.Batch, r *Run, old Run, exists bool) error {
 	v, err := encodeRun(r)
 	if err != nil {
 		return err
@@ -105,6 +66,16 @@ func commitRun(db *pebble.DB, r *Run, old Run, exists bool) error {
 			return err
 		}
 	}
+	if exists && old.ParentID != r.ParentID {
+		if err := b.Delete(runParentKey(r.Scope, old.ParentID, old.CreatedAt, r.ID), nil); err != nil {
+			return err
+		}
+	}
+	if !exists || old.ParentID != r.ParentID {
+		if err := b.Set(runParentKey(r.Scope, r.ParentID, r.CreatedAt, r.ID), nil, nil); err != nil {
+			return err
+		}
+	}
 	if exists && old.Pending() && !r.Pending() {
 		if err := b.Delete(spawnKey(r.Scope, old.RootID, old.CreatedAt, r.ID), nil); err != nil {
 			return err
@@ -112,6 +83,16 @@ func commitRun(db *pebble.DB, r *Run, old Run, exists bool) error {
 	}
 	if r.Pending() && (!exists || !old.Pending()) {
 		if err := b.Set(spawnKey(r.Scope, r.RootID, r.CreatedAt, r.ID), nil, nil); err != nil {
+			return err
+		}
+	}
+	if exists && old.provisionallyPaired() && !r.provisionallyPaired() {
+		if err := b.Delete(provisionalKey(r.Scope, old.RootID, old.CreatedAt, r.ID), nil); err != nil {
+			return err
+		}
+	}
+	if r.provisionallyPaired() && (!exists || !old.provisionallyPaired()) {
+		if err := b.Set(provisionalKey(r.Scope, r.RootID, r.CreatedAt, r.ID), nil, nil); err != nil {
 			return err
 		}
 	}
@@ -125,7 +106,7 @@ func commitRun(db *pebble.DB, r *Run, old Run, exists bool) error {
 			return err
 		}
 	}
-	return b.Commit(pebble.Sync)
+	return nil
 }
 
 // GetRun returns the run (scope, id), or an error wrapping ErrNotFound.
@@ -138,7 +119,7 @@ func (s *Store) GetRun(ctx context.Context, scope, id string) (Run, error) {
 		return Run{}, fmt.Errorf("get run %s/%s: %w", scope, id, err)
 	}
 	defer s.release()
-	r, ok, err := getRun(db, scope, id)
+	r, ok, err := getRun(s.counted(db), scope, id)
 	if err == nil && !ok {
 		err = ErrNotFound
 	}
@@ -159,21 +140,27 @@ func (s *Store) RunByChild(ctx context.Context, scope, childID string) (Run, err
 		return Run{}, fmt.Errorf("run by child %s/%s: %w", scope, childID, err)
 	}
 	defer s.release()
-	id, err := getIndexValue(db, runChildKey(scope, childID))
-	if err == nil && id == "" {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("run by child %s/%s: %w", scope, childID, err)
-	}
-	r, ok, err := getRun(db, scope, id)
-	if err == nil && !ok {
-		err = fmt.Errorf("index names run %s, which is not stored", id)
-	}
+	r, err := runByChild(s.counted(db), scope, childID)
 	if err != nil {
 		return Run{}, fmt.Errorf("run by child %s/%s: %w", scope, childID, err)
 	}
 	return r, nil
+}
+
+// runByChild reads the run paired with childID through r, or an error wrapping ErrNotFound.
+func runByChild(r pebble.Reader, scope, childID string) (Run, error) {
+	id, err := getIndexValue(r, runChildKey(scope, childID))
+	if err == nil && id == "" {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Run{}, err
+	}
+	run, ok, err := getRun(r, scope, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("index names run %s, which is not stored", id)
+	}
+	return run, err
 }
 
 // PendingRuns returns the runs of top-level session rootID that no sub-agent has started for
@@ -182,78 +169,97 @@ func (s *Store) PendingRuns(ctx context.Context, scope, rootID string) ([]Run, e
 	if err := checkRef(scope, rootID); err != nil {
 		return nil, fmt.Errorf("pending runs: %w", err)
 	}
-	db, err := s.acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("pending runs of %s/%s: %w", scope, rootID, err)
-	}
-	defer s.release()
-	snap := db.NewSnapshot()
-	defer snap.Close()
-	out := []Run{}
-	err = scanPrefix(ctx, snap, spawnsPrefix(scope, rootID), func(k []byte) (bool, error) {
+	out, err := s.indexedRuns(ctx, scope, spawnsPrefix(scope, rootID), func(k []byte) (string, error) {
 		_, _, _, id, err := decodeSpawnKey(k)
-		if err != nil {
-			return false, err
-		}
-		r, err := indexedRun(snap, scope, id)
-		if err != nil {
-			return false, err
-		}
-		out = append(out, r)
-		return true, nil
-	})
+		return id, err
+	}, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("pending runs of %s/%s: %w", scope, rootID, err)
 	}
 	return out, nil
 }
 
+// ProvisionalRuns returns the runs of top-level session rootID paired with a sub-agent by a
+// guess not yet confirmed (Provisional), oldest first. The cost is one step per such run.
+func (s *Store) ProvisionalRuns(ctx context.Context, scope, rootID string) ([]Run, error) {
+	if err := checkRef(scope, rootID); err != nil {
+		return nil, fmt.Errorf("provisional runs: %w", err)
+	}
+	out, err := s.indexedRuns(ctx, scope, provisionalPrefix(scope, rootID), func(k []byte) (string, error) {
+		_, _, _, id, err := decodeProvisionalKey(k)
+		return id, err
+	}, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("provisional runs of %s/%s: %w", scope, rootID, err)
+	}
+	return out, nil
+}
+
 // ListRuns returns the runs of scope that match f, newest first (by CreatedAt, then ID). With
-// f.RootID set it walks only that session's runs; otherwise every run of the scope, until Limit
-// matches are found.
+// f.ParentID set it walks only that session's runs, with f.RootID only that top-level session's;
+// otherwise every run of the scope, until Limit matches are found.
 func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run, error) {
 	if err := checkScope(scope); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
-	if f.RootID != "" {
-		if err := checkRef(scope, f.RootID); err != nil {
-			return nil, fmt.Errorf("list runs: root: %w", err)
-		}
-	}
-	db, err := s.acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list runs %s: %w", scope, err)
-	}
-	defer s.release()
-	snap := db.NewSnapshot()
-	defer snap.Close()
 	prefix, decode := runRecencyPrefix(scope), func(k []byte) (string, error) {
 		_, _, id, err := decodeRunRecencyKey(k)
 		return id, err
 	}
-	if f.RootID != "" {
+	switch {
+	case f.ParentID != "":
+		if err := checkRef(scope, f.ParentID); err != nil {
+			return nil, fmt.Errorf("list runs: parent: %w", err)
+		}
+		prefix, decode = runParentPrefix(scope, f.ParentID), func(k []byte) (string, error) {
+			_, _, _, id, err := decodeRunParentKey(k)
+			return id, err
+		}
+	case f.RootID != "":
+		if err := checkRef(scope, f.RootID); err != nil {
+			return nil, fmt.Errorf("list runs: root: %w", err)
+		}
 		prefix, decode = runRootPrefix(scope, f.RootID), func(k []byte) (string, error) {
 			_, _, _, id, err := decodeRunRootKey(k)
 			return id, err
 		}
 	}
+	out, err := s.indexedRuns(ctx, scope, prefix, decode, f.match, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list runs %s: %w", scope, err)
+	}
+	return out, nil
+}
+
+// indexedRuns reads, from one snapshot, the runs an index under prefix names (decode gives a
+// key's run id), in key order, keeping those match accepts (nil: all) until limit are kept
+// (0 or less: all).
+func (s *Store) indexedRuns(ctx context.Context, scope string, prefix []byte, decode func(k []byte) (string, error), match func(*Run) bool, limit int) ([]Run, error) {
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release()
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	r := s.counted(snap)
 	out := []Run{}
-	err = scanPrefix(ctx, snap, prefix, func(k []byte) (bool, error) {
+	err = scanPrefix(ctx, r, prefix, func(k []byte) (bool, error) {
 		id, err := decode(k)
 		if err != nil {
 			return false, err
 		}
-		r, err := indexedRun(snap, scope, id)
+		run, err := indexedRun(r, scope, id)
 		if err != nil {
 			return false, err
 		}
-		if f.match(&r) {
-			out = append(out, r)
+		if match == nil || match(&run) {
+			out = append(out, run)
 		}
-		return f.Limit <= 0 || len(out) < f.Limit, nil
+		return limit <= 0 || len(out) < limit, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list runs %s: %w", scope, err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -46,19 +46,14 @@ func (s *Store) PutSession(ctx context.Context, sess Session) error {
 	if err := sess.Validate(); err != nil {
 		return fmt.Errorf("put session: %w", err)
 	}
-	db, err := s.acquire(ctx)
+	err := s.Update(ctx, func(tx *Tx) error {
+		old, exists, err := getSession(tx.r, sess.Scope, sess.ID)
+		if err != nil {
+			return err
+		}
+		return tx.putSession(&sess, old, exists)
+	})
 	if err != nil {
-		return fmt.Errorf("put session %s/%s: %w", sess.Scope, sess.ID, err)
-	}
-	defer s.release()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	old, exists, err := getSession(db, sess.Scope, sess.ID)
-	if err != nil {
-		return fmt.Errorf("put session %s/%s: %w", sess.Scope, sess.ID, err)
-	}
-	if err := s.commitSession(db, &sess, old, exists); err != nil {
 		return fmt.Errorf("put session %s/%s: %w", sess.Scope, sess.ID, err)
 	}
 	return nil
@@ -69,70 +64,21 @@ func (s *Store) PutSession(ctx context.Context, sess Session) error {
 // Scope and ID filled in and exists false. If fn returns an error nothing is written and that
 // error is returned as is. fn must not change Scope or ID and must not call the Store. The
 // store-owned fields follow the rules above; the indexes move as in PutSession. It returns the
-// session as written.
+// session as written. A change to several records at once is a Tx (see Update).
 func (s *Store) UpdateSession(ctx context.Context, scope, id string, fn func(sess *Session, exists bool) error) (Session, error) {
 	if err := checkRef(scope, id); err != nil {
 		return Session{}, fmt.Errorf("update session: %w", err)
 	}
-	db, err := s.acquire(ctx)
+	var out Session
+	err := s.Update(ctx, func(tx *Tx) error {
+		var err error
+		out, err = tx.UpdateSession(scope, id, fn)
+		return err
+	})
 	if err != nil {
-		return Session{}, fmt.Errorf("update session %s/%s: %w", scope, id, err)
-	}
-	defer s.release()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	old, exists, err := getSession(db, scope, id)
-	if err != nil {
-		return Session{}, fmt.Errorf("update session %s/%s: %w", scope, id, err)
-	}
-	sess := old
-	if !exists {
-		sess = Session{Scope: scope, ID: id}
-	}
-	if err := fn(&sess, exists); err != nil {
 		return Session{}, err
 	}
-	if sess.Scope != scope || sess.ID != id {
-		return Session{}, fmt.Errorf("update session %s/%s: changed to %s/%s", scope, id, sess.Scope, sess.ID)
-	}
-	if err := sess.Validate(); err != nil {
-		return Session{}, fmt.Errorf("update session: %w", err)
-	}
-	if err := s.commitSession(db, &sess, old, exists); err != nil {
-		return Session{}, fmt.Errorf("update session %s/%s: %w", scope, id, err)
-	}
-	return sess, nil
-}
-
-// commitSession applies the store-owned fields to sess from old (the stored record, when
-// exists) and writes it with its index entries in one synced batch. The caller holds s.mu.
-func (s *Store) commitSession(db *pebble.DB, sess *Session, old Session, exists bool) error {
-	now := s.now()
-	if exists {
-		sess.CreatedAt = old.CreatedAt
-		sess.TurnCount = old.TurnCount
-		sess.Prompts = old.Prompts
-		sess.Files = old.Files
-	} else {
-		if sess.CreatedAt.IsZero() {
-			sess.CreatedAt = now
-		}
-		sess.CreatedAt = sess.CreatedAt.UTC()
-		sess.TurnCount = 0
-		sess.Prompts = 0
-		sess.Files = nil
-	}
-	b := db.NewBatch()
-	defer b.Close()
-	var prev *Session
-	if exists {
-		prev = &old
-	}
-	if err := putSession(b, sess, prev, now); err != nil {
-		return err
-	}
-	return b.Commit(pebble.Sync)
+	return out, nil
 }
 
 // putSession stamps sess.UpdatedAt with now and puts sess and its index entries in b. prev is
@@ -183,7 +129,7 @@ func (s *Store) GetSession(ctx context.Context, scope, id string) (Session, erro
 		return Session{}, fmt.Errorf("get session %s/%s: %w", scope, id, err)
 	}
 	defer s.release()
-	sess, ok, err := getSession(db, scope, id)
+	sess, ok, err := getSession(s.counted(db), scope, id)
 	if err == nil && !ok {
 		err = ErrNotFound
 	}
@@ -208,13 +154,14 @@ func (s *Store) ListSessions(ctx context.Context, scope string, f SessionFilter)
 	snap := db.NewSnapshot()
 	defer snap.Close()
 
+	r := s.counted(snap)
 	out := []Session{}
-	err = scanPrefix(ctx, snap, recencyPrefix(scope), func(k []byte) (bool, error) {
+	err = scanPrefix(ctx, r, recencyPrefix(scope), func(k []byte) (bool, error) {
 		_, _, id, err := decodeRecencyKey(k)
 		if err != nil {
 			return false, err
 		}
-		sess, err := indexedSession(snap, scope, id)
+		sess, err := indexedSession(r, scope, id)
 		if err != nil {
 			return false, err
 		}
@@ -244,19 +191,20 @@ func (s *Store) Children(ctx context.Context, scope, parentID string) ([]Session
 	snap := db.NewSnapshot()
 	defer snap.Close()
 
-	if _, ok, err := getSession(snap, scope, parentID); err != nil || !ok {
+	r := s.counted(snap)
+	if _, ok, err := getSession(r, scope, parentID); err != nil || !ok {
 		if err == nil {
 			err = ErrNotFound
 		}
 		return nil, fmt.Errorf("list children of %s/%s: %w", scope, parentID, err)
 	}
 	out := []Session{}
-	err = scanPrefix(ctx, snap, childrenPrefix(scope, parentID), func(k []byte) (bool, error) {
+	err = scanPrefix(ctx, r, childrenPrefix(scope, parentID), func(k []byte) (bool, error) {
 		_, _, _, id, err := decodeChildKey(k)
 		if err != nil {
 			return false, err
 		}
-		sess, err := indexedSession(snap, scope, id)
+		sess, err := indexedSession(r, scope, id)
 		if err != nil {
 			return false, err
 		}

@@ -52,10 +52,17 @@ type Store struct {
 	// and then panics, as the engine cannot continue.
 	Logf func(format string, args ...any)
 
-	life sync.RWMutex // read-held by every call while it runs; held by Open and Close
-	mu   sync.Mutex   // serialises read-modify-write operations
-	db   *pebble.DB   // nil unless open
-	lock *os.File     // the held lock file; nil unless open
+	// Fault, when non-nil, is called before each step of a write (a record read or written
+	// inside a transaction, and the commit) with the step's name, e.g. "write run"; an error
+	// aborts the write with that error and nothing of it is stored. It exists for tests that
+	// inject a failure at every step of a change to prove the change is atomic; nil otherwise.
+	Fault func(step string) error
+
+	counts counters     // see Stats
+	life   sync.RWMutex // read-held by every call while it runs; held by Open and Close
+	mu     sync.Mutex   // serialises read-modify-write operations
+	db     *pebble.DB   // nil unless open
+	lock   *os.File     // the held lock file; nil unless open
 }
 
 // NewStore returns a Store for the data directory dir with defaults set. It touches nothing on
@@ -167,6 +174,29 @@ func (s *Store) acquire(ctx context.Context) (*pebble.DB, error) {
 }
 
 func (s *Store) release() { s.life.RUnlock() }
+
+// fault runs the Fault hook for step, if one is set.
+func (s *Store) fault(step string) error {
+	if s.Fault == nil {
+		return nil
+	}
+	if err := s.Fault(step); err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	return nil
+}
+
+// commit commits b with Sync, after the Fault hook, and counts it.
+func (s *Store) commit(b *pebble.Batch) error {
+	if err := s.fault("commit"); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	s.counts.commits.Add(1)
+	return nil
+}
 
 // now is the one timestamp of a write: Now, in UTC, without a monotonic reading.
 func (s *Store) now() time.Time {

@@ -20,27 +20,41 @@ import (
 // It returns how many turns were stored; an error wrapping ErrNotFound when the session is not
 // stored; a turn's validation error (nothing written).
 func (s *Store) AppendTurns(ctx context.Context, scope, id string, turns []Turn, pos TranscriptPos) (added int, err error) {
+	a, err := s.AppendTranscript(ctx, scope, id, turns, pos)
+	return len(a.Turns), err
+}
+
+// Appended is what AppendTranscript wrote: the session as it now stands and the turns it
+// stored, with their Seq, in order. A caller that read the session before can carry on from
+// these without reading it again.
+type Appended struct {
+	Session Session
+	Turns   []Turn
+}
+
+// AppendTranscript is AppendTurns, returning the session as written and the turns stored.
+func (s *Store) AppendTranscript(ctx context.Context, scope, id string, turns []Turn, pos TranscriptPos) (Appended, error) {
 	if err := checkRef(scope, id); err != nil {
-		return 0, fmt.Errorf("append turns: %w", err)
+		return Appended{}, fmt.Errorf("append turns: %w", err)
 	}
 	for i := range turns {
 		if err := turns[i].Validate(); err != nil {
-			return 0, fmt.Errorf("append turns %s/%s: turns[%d]: %w", scope, id, i, err)
+			return Appended{}, fmt.Errorf("append turns %s/%s: turns[%d]: %w", scope, id, i, err)
 		}
 	}
 	db, err := s.acquire(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
+		return Appended{}, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
 	}
 	defer s.release()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	added, _, err = s.appendTurns(db, scope, id, turns, &pos, false)
+	a, _, err := s.appendTurns(db, scope, id, turns, &pos, false)
 	if err != nil {
-		return 0, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
+		return Appended{}, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
 	}
-	return added, nil
+	return a, nil
 }
 
 // UpsertTurns stores turns of the session (scope, id) in one synced write: a turn whose
@@ -66,23 +80,25 @@ func (s *Store) UpsertTurns(ctx context.Context, scope, id string, turns []Turn)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	added, replaced, err = s.appendTurns(db, scope, id, turns, nil, true)
+	a, replaced, err := s.appendTurns(db, scope, id, turns, nil, true)
 	if err != nil {
 		return 0, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
 	}
-	return added, replaced, nil
+	return len(a.Turns), replaced, nil
 }
 
 // appendTurns does the work of AppendTurns (replace false: known source ids are skipped) and
 // UpsertTurns (replace true: they are overwritten in place). A nil pos keeps the session's
-// transcript position. The caller holds s.mu.
-func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool) (added, replaced int, err error) {
-	prev, ok, err := getSession(db, scope, id)
+// transcript position. It returns the session as written and the turns appended (not those
+// replaced). The caller holds s.mu.
+func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool) (a Appended, replaced int, err error) {
+	r := s.counted(db)
+	prev, ok, err := getSession(r, scope, id)
 	if err != nil {
-		return 0, 0, err
+		return Appended{}, 0, err
 	}
 	if !ok {
-		return 0, 0, ErrNotFound
+		return Appended{}, 0, ErrNotFound
 	}
 	sess := prev
 	b := db.NewBatch()
@@ -99,9 +115,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 				continue
 			}
 			seen[t.SourceID] = true
-			seq, stored, err := storedSeq(db, turnSourceKey(scope, id, t.SourceID))
+			seq, stored, err := storedSeq(r, turnSourceKey(scope, id, t.SourceID))
 			if err != nil {
-				return 0, 0, err
+				return Appended{}, 0, err
 			}
 			if stored && !replace {
 				continue
@@ -110,10 +126,10 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 				t.Seq = seq
 				v, err := encodeTurn(&t)
 				if err != nil {
-					return 0, 0, err
+					return Appended{}, 0, err
 				}
 				if err := b.Set(turnKey(scope, id, seq), v, nil); err != nil {
-					return 0, 0, err
+					return Appended{}, 0, err
 				}
 				sess.touchFiles(t.Files)
 				replaced++
@@ -123,14 +139,14 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 		t.Seq = sess.TurnCount
 		v, err := encodeTurn(&t)
 		if err != nil {
-			return 0, 0, err
+			return Appended{}, 0, err
 		}
 		if err := b.Set(turnKey(scope, id, t.Seq), v, nil); err != nil {
-			return 0, 0, err
+			return Appended{}, 0, err
 		}
 		if t.SourceID != "" {
 			if err := b.Set(turnSourceKey(scope, id, t.SourceID), encodeUint(t.Seq), nil); err != nil {
-				return 0, 0, err
+				return Appended{}, 0, err
 			}
 		}
 		sess.touchFiles(t.Files)
@@ -138,18 +154,19 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 		if t.Role == "user" {
 			sess.Prompts++
 		}
-		added++
+		a.Turns = append(a.Turns, t)
 	}
 	if pos != nil {
 		sess.Transcript = *pos
 	}
 	if err := putSession(b, &sess, &prev, s.now()); err != nil {
-		return 0, 0, err
+		return Appended{}, 0, err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return 0, 0, err
+	if err := s.commit(b); err != nil {
+		return Appended{}, 0, err
 	}
-	return added, replaced, nil
+	a.Session = sess
+	return a, replaced, nil
 }
 
 // Turns returns the session's turns with Seq ≥ fromSeq in ascending order, at most limit of
@@ -170,7 +187,7 @@ func (s *Store) Turns(ctx context.Context, scope, id string, fromSeq uint64, lim
 	if limit < 0 {
 		limit = 0 // all
 	}
-	out, err := readTurns(ctx, snap, scope, id, func(it *pebble.Iterator) bool {
+	out, err := readTurns(ctx, s.counted(snap), scope, id, func(it *pebble.Iterator) bool {
 		return it.SeekGE(turnKey(scope, id, fromSeq))
 	}, (*pebble.Iterator).Next, limit)
 	if err != nil {
@@ -197,7 +214,7 @@ func (s *Store) LastTurns(ctx context.Context, scope, id string, n int) ([]Turn,
 	if n <= 0 {
 		n = -1 // read nothing, but still check the session exists
 	}
-	out, err := readTurns(ctx, snap, scope, id, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, n)
+	out, err := readTurns(ctx, s.counted(snap), scope, id, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, n)
 	if err != nil {
 		return nil, fmt.Errorf("read last turns %s/%s: %w", scope, id, err)
 	}
@@ -249,6 +266,7 @@ func readTurns(ctx context.Context, r pebble.Reader, scope, id string, first, ne
 		if err != nil {
 			return nil, err
 		}
+		countDecoded(r, it.Key())
 		out = append(out, t)
 	}
 	if err := it.Error(); err != nil {
