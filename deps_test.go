@@ -10,7 +10,8 @@ import (
 const module = "github.com/heirloom-dev/heirloom"
 
 // allowedInternal lists, per package, the project packages it may import directly. Data flows one
-// way: adapters → proxy (decisions) → kv → inject → reply; only main wires config and harnesses.
+// way: adapters → engine (decisions) → kv → inject → reply, with proxy carrying HTTP to the
+// engine; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
 	"adapters/claudecode": {"adapters"},
@@ -21,10 +22,15 @@ var allowedInternal = map[string][]string{
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},
-	"config":                        {},
-	"inject":                        {"kv"},
-	"proxy":                         {"adapters", "kv", "inject"},
-	"":                              {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "kv", "inject", "proxy"},
+	// inject renders stored records; it takes the reply cap from the harness vocabulary.
+	"inject": {"kv", "adapters"},
+	// The decisions: adapters' events in, kv's records out, inject's blocks gathered.
+	"engine": {"adapters", "kv", "inject"},
+	// Transport only: it carries requests to the engine. The read API reads kv directly.
+	"proxy": {"adapters", "engine", "kv", "inject"},
+	// config composes its defaults from the packages they configure.
+	"config": {"adapters", "engine", "proxy"},
+	"":       {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "engine", "kv", "inject", "proxy"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
@@ -33,7 +39,7 @@ var outsideHome = map[string][]string{
 	"github.com/cockroachdb/pebble":    {"kv"},
 	"github.com/knadh/koanf":           {"config"},
 	"github.com/go-viper/mapstructure": {"config"},
-	"github.com/hashicorp/go-hclog":    {"", "proxy"},
+	"github.com/hashicorp/go-hclog":    {"", "engine", "proxy"},
 	"github.com/mattn/go-isatty":       {""},
 	"github.com/r3labs/sse":            {"adapters/opencode"},
 	"github.com/gorilla/websocket":     {"adapters/openclaw", "adapters/openclaw/gatewaytest"},

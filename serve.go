@@ -16,10 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/config"
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -56,79 +58,93 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	return m.Close(closeCtx)
 }
 
-// Main holds the running sidecar: config, logger, metrics registry, store and server, opened in
-// that order and closed in reverse.
+// Main holds the running sidecar: config, logger, metrics registry, store, engine and server,
+// opened in that order and closed in reverse.
 type Main struct {
 	Config config.Config
 	Logger hclog.Logger
 	// Registry holds every metric, served at GET /metrics: the server's, Go's runtime and the
 	// process's.
 	Registry *prometheus.Registry
-	Store    *kv.Store
-	Server   *proxy.Server
-	// OpenCode follows each configured OpenCode server's event stream into Server.
+	// Harnesses are the harnesses heirloom knows; the routes and the engine follow from them.
+	Harnesses *adapters.Registry
+	Store     *kv.Store
+	Engine    *engine.Engine
+	Server    *proxy.Server
+	// OpenCode follows each configured OpenCode server's event stream into Engine.
 	OpenCode []*opencode.Client
 	// OpenCodePassword is used for OpenCode servers configured without a password
 	// (OPENCODE_SERVER_PASSWORD).
 	OpenCodePassword string
-	// OpenClaw follows the configured OpenClaw Gateway into Server; nil when none is configured.
+	// OpenClaw follows the configured OpenClaw Gateway into Engine; nil when none is configured.
 	OpenClaw *openclaw.Client
 	// OpenClawToken is used when the Gateway is configured without a token
 	// (OPENCLAW_GATEWAY_TOKEN).
 	OpenClawToken string
 }
 
+// harnesses is every harness heirloom knows: one line each.
+func harnesses() *adapters.Registry {
+	reg, err := adapters.NewRegistry(
+		claudecode.Registration(),
+		opencode.Registration(),
+		openclaw.Registration(),
+	)
+	if err != nil {
+		panic(err) // the list above is fixed: a mistake in it fails every test
+	}
+	return reg
+}
+
 // NewMain builds the sidecar from cfg, logging to logOut.
 func NewMain(cfg config.Config, logOut io.Writer) *Main {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Main{Config: cfg, Logger: newLogger(cfg.Log, logOut), Registry: reg}
+	return &Main{Config: cfg, Logger: newLogger(cfg.Log, logOut), Registry: reg, Harnesses: harnesses()}
 }
 
-// Run opens the store and starts the server; it returns once the server is listening.
-func (m *Main) Run(ctx context.Context) error {
+// engineConfig copies the engine's settings out of cfg.
+func engineConfig(cfg config.Config) engine.Config {
+	c := engine.DefaultConfig()
+	c.TranscriptRoots = cfg.Adapters.ClaudeCode.TranscriptRoots
+	c.HookReadBytes = cfg.Adapters.ClaudeCode.HookReadBytes
+	c.MaxReadBytes = cfg.Adapters.ClaudeCode.MaxReadBytes
+	c.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars
+	// inherit.enabled false is passive mode: heirloom records but adds no block at all.
+	c.Passive = !cfg.Inherit.Enabled
+	c.TailChars = cfg.Inherit.TailChars
+	c.MaxSpawnDepth = cfg.Spawn.MaxDepth
+	c.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait
+	c.Checkpoints.EveryPrompts = cfg.Checkpoints.EveryPrompts
+	c.Checkpoints.Every = cfg.Checkpoints.Every
+	c.Checkpoints.Retention = cfg.Checkpoints.Retention
+	c.Checkpoints.Keep = cfg.Checkpoints.Keep
+	c.Checkpoints.RecoveryWindow = cfg.Recovery.Window
+	return c
+}
+
+// Run opens the store, the engine and the server, then starts following the streaming
+// harnesses; it returns once the server is listening.
+func (m *Main) Run(ctx context.Context) (err error) {
 	cfg := m.Config
+	defer func() {
+		if err != nil {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
+			defer cancel()
+			err = errors.Join(err, m.Close(closeCtx))
+		}
+	}()
 	m.Store = kv.NewStore(cfg.DataDir)
 	if err := m.Store.Open(); err != nil {
+		m.Store = nil
 		return fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
 	}
-	srv := proxy.NewServer()
-	srv.Addr = cfg.Listen
-	srv.Logger = m.Logger
-	srv.Store = m.Store
-	srv.Scope = cfg.Scope
-	srv.Token = cfg.Token
-	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
-	srv.HookTimeout = cfg.Server.HookTimeout
-	srv.ClaudeCode = claudecode.Adapter{}
-	srv.Registry = m.Registry
-	if up := cfg.Adapters.ClaudeCode.Upstream; up.URL != "" {
-		srv.ClaudeCodeUpstream = proxy.Upstream{URL: up.URL, Timeout: up.Timeout, Token: up.Token, Header: http.Header{}}
-		for name, value := range up.Headers {
-			srv.ClaudeCodeUpstream.Header.Set(name, value)
-		}
-	}
-	srv.TranscriptRoots = cfg.Adapters.ClaudeCode.TranscriptRoots
-	srv.MaxReadBytes = cfg.Adapters.ClaudeCode.MaxReadBytes
-	srv.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars
-	srv.Inherit = proxy.Inherit{Enabled: cfg.Inherit.Enabled, TailChars: cfg.Inherit.TailChars}
-	srv.MaxSpawnDepth = cfg.Spawn.MaxDepth
-	srv.Checkpoints = proxy.Checkpoints{
-		EveryPrompts:   cfg.Checkpoints.EveryPrompts,
-		Every:          cfg.Checkpoints.Every,
-		Retention:      cfg.Checkpoints.Retention,
-		Keep:           cfg.Checkpoints.Keep,
-		RecoveryWindow: cfg.Recovery.Window,
-		// inherit.enabled false is passive mode: heirloom records but adds no block at all.
-		NoBlocks: !cfg.Inherit.Enabled,
-	}
-	srv.OpenClaw = openclaw.Adapter{}
-	srv.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait
-	if srv.DescribeWait == 0 {
-		srv.DescribeWait = -1 // configured off
-	}
+	eng := engine.New(m.Store, cfg.Scope)
+	eng.Harnesses = m.Harnesses
+	eng.Logger = m.Logger.Named("engine")
+	eng.Config = engineConfig(cfg)
 	if gw := cfg.Adapters.OpenClaw; gw.URL != "" {
-		client := openclaw.NewClient(gw.URL, srv)
+		client := openclaw.NewClient(gw.URL, eng)
 		client.Token, client.Version = gw.Token, version()
 		if client.Token == "" {
 			client.Token = m.OpenClawToken
@@ -136,15 +152,35 @@ func (m *Main) Run(ctx context.Context) error {
 		logger := m.Logger.Named("openclaw").With("gateway", gw.URL)
 		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
 		m.OpenClaw = client
-		srv.OpenClawGateway = client
+		eng.Describers = map[string]adapters.Describer{openclaw.Harness: client}
+	}
+	if err := eng.Open(ctx); err != nil {
+		return err
+	}
+	m.Engine = eng
+
+	srv := proxy.NewServer()
+	srv.Addr = cfg.Listen
+	srv.Logger = m.Logger
+	srv.Engine = eng
+	srv.Harnesses = m.Harnesses
+	srv.Token = cfg.Token
+	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
+	srv.HookTimeout = cfg.Server.HookTimeout
+	srv.Registry = m.Registry
+	if up := cfg.Adapters.ClaudeCode.Upstream; up.URL != "" {
+		u := &proxy.Upstream{URL: up.URL, Timeout: up.Timeout, Token: up.Token, Header: http.Header{}}
+		for name, value := range up.Headers {
+			u.Header.Set(name, value)
+		}
+		srv.Upstreams = map[string]*proxy.Upstream{claudecode.Harness: u}
 	}
 	if err := srv.Open(); err != nil {
-		_ = m.Store.Close()
 		return err
 	}
 	m.Server = srv
 	for _, oc := range cfg.Adapters.OpenCode.Servers {
-		client := opencode.NewClient(oc.URL, srv)
+		client := opencode.NewClient(oc.URL, eng)
 		client.Password, client.Directory = oc.Password, oc.Directory
 		if client.Password == "" {
 			client.Password = m.OpenCodePassword
@@ -152,25 +188,21 @@ func (m *Main) Run(ctx context.Context) error {
 		logger := m.Logger.Named("opencode").With("server", oc.URL)
 		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
 		if err := client.Open(ctx); err != nil {
-			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
-			defer cancel()
-			return errors.Join(fmt.Errorf("follow OpenCode server %s: %w", oc.URL, err), m.Close(closeCtx))
+			return fmt.Errorf("follow OpenCode server %s: %w", oc.URL, err)
 		}
 		m.OpenCode = append(m.OpenCode, client)
 	}
 	if m.OpenClaw != nil {
 		if err := m.OpenClaw.Open(ctx); err != nil {
-			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
-			defer cancel()
-			return errors.Join(fmt.Errorf("follow OpenClaw Gateway %s: %w", cfg.Adapters.OpenClaw.URL, err), m.Close(closeCtx))
+			return fmt.Errorf("follow OpenClaw Gateway %s: %w", cfg.Adapters.OpenClaw.URL, err)
 		}
 	}
 	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope, "opencode_servers", len(m.OpenCode), "openclaw_gateway", cfg.Adapters.OpenClaw.URL)
 	return nil
 }
 
-// Close stops following OpenCode and OpenClaw, stops the server (in-flight requests get until ctx ends) and
-// then closes the store.
+// Close stops following OpenCode and OpenClaw, stops the server (in-flight requests get until
+// ctx ends), waits for the engine's background work and then closes the store.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
 	for _, c := range m.OpenCode {
@@ -183,6 +215,9 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.Server != nil {
 		errs = append(errs, m.Server.Close(ctx))
+	}
+	if m.Engine != nil {
+		errs = append(errs, m.Engine.Close(ctx))
 	}
 	if m.Store != nil {
 		errs = append(errs, m.Store.Close())

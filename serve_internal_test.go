@@ -11,7 +11,7 @@ import (
 )
 
 // TestServe_PassiveMode: inherit.enabled false is passive mode for every block, not only the
-// inherited one: the server is told to add no reinforcement or recovered block either.
+// inherited one: the engine is told to add no reinforcement or recovered block either.
 func TestServe_PassiveMode(t *testing.T) {
 	for _, enabled := range []bool{true, false} {
 		cfg := config.Default(t.TempDir(), "")
@@ -20,8 +20,8 @@ func TestServe_PassiveMode(t *testing.T) {
 		if err := m.Run(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got := m.Server.Checkpoints.NoBlocks; got != !enabled || m.Server.Inherit.Enabled != enabled {
-			t.Errorf("inherit.enabled %v: got NoBlocks %v, Inherit.Enabled %v", enabled, got, m.Server.Inherit.Enabled)
+		if got := m.Engine.Config.Passive; got != !enabled {
+			t.Errorf("inherit.enabled %v: got engine Passive %v", enabled, got)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := m.Close(ctx); err != nil {

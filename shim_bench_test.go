@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -24,11 +26,18 @@ func openBenchServer(b *testing.B) string {
 	if err := store.Open(); err != nil {
 		b.Fatal(err)
 	}
+	reg, err := adapters.NewRegistry(claudecode.Registration())
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := engine.New(store, "default")
+	eng.Harnesses = reg
+	if err := eng.Open(b.Context()); err != nil {
+		b.Fatal(err)
+	}
 	s := proxy.NewServer()
 	s.Addr = "127.0.0.1:0"
-	s.Store = store
-	s.Scope = "default"
-	s.ClaudeCode = claudecode.Adapter{}
+	s.Engine, s.Harnesses = eng, reg
 	if err := s.Open(); err != nil {
 		b.Fatal(err)
 	}
@@ -36,6 +45,9 @@ func openBenchServer(b *testing.B) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.Close(ctx); err != nil {
+			b.Error(err)
+		}
+		if err := eng.Close(ctx); err != nil {
 			b.Error(err)
 		}
 		if err := store.Close(); err != nil {

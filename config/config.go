@@ -10,6 +10,9 @@ package config
 import (
 	"path/filepath"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/proxy"
 )
 
 // defaultTranscriptRoot is where Claude Code keeps its transcripts, before
@@ -188,8 +191,14 @@ type ClaudeCode struct {
 	// empty is invalid.
 	TranscriptRoots []string `koanf:"transcript_roots"`
 
-	// MaxReadBytes caps the transcript bytes read per hook call. Default
-	// 4 MiB; it must be > 0.
+	// HookReadBytes is how much of a transcript one hook reads while Claude
+	// Code waits. A transcript with more unread (one heirloom never saw) is
+	// read in the background instead. Default 1 MiB; it must be > 0.
+	HookReadBytes int64 `koanf:"hook_read_bytes"`
+
+	// MaxReadBytes is one background read of a transcript, and the largest
+	// transcript record heirloom parses. Default 4 MiB; it must be at least
+	// hook_read_bytes.
 	MaxReadBytes int64 `koanf:"max_read_bytes"`
 
 	// Upstream is an existing http hook target heirloom sits in front of
@@ -220,7 +229,9 @@ type Upstream struct {
 }
 
 // Default returns a complete, working configuration for a user whose home
-// directory is home. DataDir is xdgDataHome/heirloom when xdgDataHome is an
+// directory is home. Its values are the defaults of the packages they
+// configure (engine.DefaultConfig, proxy's Default* constants): each default
+// is defined once, there. DataDir is xdgDataHome/heirloom when xdgDataHome is an
 // absolute path (the XDG spec ignores relative ones), else
 // home/.local/share/heirloom, else empty (which Validate rejects). With an
 // empty home, the transcript root keeps its unexpanded "~/" form, which
@@ -233,31 +244,34 @@ func Default(home, xdgDataHome string) Config {
 	case home != "":
 		dataDir = filepath.Join(home, ".local", "share", "heirloom")
 	}
+	eng := engine.DefaultConfig()
 	return Config{
-		Listen:  "127.0.0.1:7433",
+		Listen:  proxy.DefaultAddr,
 		DataDir: dataDir,
 		Scope:   "default",
 		Log:     Log{Level: "info", Format: "auto"},
 		Server: Server{
-			MaxBodyBytes:    8 << 20,
-			HookTimeout:     time.Second,
+			MaxBodyBytes:    proxy.DefaultMaxBodyBytes,
+			HookTimeout:     proxy.DefaultHookTimeout,
 			ShutdownTimeout: 5 * time.Second,
 		},
-		Inherit: Inherit{Enabled: true, TailChars: 3000},
+		Inherit: Inherit{Enabled: !eng.Passive, TailChars: eng.TailChars},
+		Spawn:   Spawn{MaxDepth: eng.MaxSpawnDepth},
 		Checkpoints: Checkpoints{
-			EveryPrompts: 10,
-			Every:        15 * time.Minute,
-			Retention:    7 * 24 * time.Hour,
-			Keep:         3,
+			EveryPrompts: eng.Checkpoints.EveryPrompts,
+			Every:        eng.Checkpoints.Every,
+			Retention:    eng.Checkpoints.Retention,
+			Keep:         eng.Checkpoints.Keep,
 		},
-		Recovery: Recovery{Window: 4 * time.Hour},
+		Recovery: Recovery{Window: eng.Checkpoints.RecoveryWindow},
 		Adapters: Adapters{ClaudeCode: ClaudeCode{
-			MaxContextChars: 9500,
+			MaxContextChars: eng.MaxContextChars,
 			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},
-			MaxReadBytes:    4 << 20,
-			Upstream:        Upstream{Timeout: 5 * time.Second, Headers: map[string]string{}},
+			HookReadBytes:   eng.HookReadBytes,
+			MaxReadBytes:    eng.MaxReadBytes,
+			Upstream:        Upstream{Timeout: proxy.DefaultUpstreamTimeout, Headers: map[string]string{}},
 		}, OpenCode: OpenCode{Servers: []OpenCodeServer{}},
-			OpenClaw: OpenClaw{DescribeWait: 300 * time.Millisecond}},
+			OpenClaw: OpenClaw{DescribeWait: eng.DescribeWait}},
 	}
 }
 

@@ -27,6 +27,7 @@ func TestDefault(t *testing.T) {
 		Adapters: config.Adapters{ClaudeCode: config.ClaudeCode{
 			MaxContextChars: 9500,
 			TranscriptRoots: []string{"/home/u/.claude/projects"},
+			HookReadBytes:   1 << 20,
 			MaxReadBytes:    4 << 20,
 			Upstream:        config.Upstream{Timeout: 5 * time.Second, Headers: map[string]string{}},
 		}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{}},
@@ -62,6 +63,7 @@ func TestFlagName(t *testing.T) {
 		"listen":                              "listen",
 		"data_dir":                            "data-dir",
 		"log.level":                           "log-level",
+		"adapters.claude_code.hook_read_bytes": "adapters-claude-code-hook-read-bytes",
 		"adapters.claude_code.max_read_bytes": "adapters-claude-code-max-read-bytes",
 	} {
 		if got := config.FlagName(key); got != want {

@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 28; got != want {
+	if got, want := len(l.Origins), 29; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -134,6 +134,7 @@ func TestLoad_Testdata(t *testing.T) {
 			Adapters: config.Adapters{ClaudeCode: config.ClaudeCode{
 				MaxContextChars: 8000,
 				TranscriptRoots: []string{home + "/.claude/projects", "/var/lib/claude/projects"},
+				HookReadBytes:   1 << 20,
 				MaxReadBytes:    2 << 20,
 				Upstream: config.Upstream{
 					URL:     "http://127.0.0.1:8080/hooks",

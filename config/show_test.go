@@ -23,7 +23,8 @@ func TestLoaded_WriteTo(t *testing.T) {
 	if n != int64(b.Len()) {
 		t.Errorf("got n %d, want %d", n, b.Len())
 	}
-	want := `adapters.claude_code.max_context_chars: 9500  # default
+	want := `adapters.claude_code.hook_read_bytes: 1048576  # default
+adapters.claude_code.max_context_chars: 9500  # default
 adapters.claude_code.max_read_bytes: 4194304  # default
 adapters.claude_code.transcript_roots: ["/home/u/.claude/projects"]  # default
 adapters.claude_code.upstream.headers: {}  # default

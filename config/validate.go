@@ -105,8 +105,11 @@ func (c *Config) problems() []*Error {
 			bad("adapters.claude_code.transcript_roots", root, "is not an absolute path")
 		}
 	}
-	if cc.MaxReadBytes <= 0 {
-		bad("adapters.claude_code.max_read_bytes", cc.MaxReadBytes, "must be greater than 0")
+	if cc.HookReadBytes <= 0 {
+		bad("adapters.claude_code.hook_read_bytes", cc.HookReadBytes, "must be greater than 0")
+	}
+	if cc.MaxReadBytes <= 0 || cc.MaxReadBytes < cc.HookReadBytes {
+		bad("adapters.claude_code.max_read_bytes", cc.MaxReadBytes, "must be greater than 0 and at least hook_read_bytes")
 	}
 	if up := cc.Upstream; up.URL != "" {
 		if u, err := url.Parse(up.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -49,6 +49,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"ErrNoRoots", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = nil }, "adapters.claude_code.transcript_roots", nil},
 		{"ErrRelativeRoot", func(c *config.Config) { c.Adapters.ClaudeCode.TranscriptRoots = []string{"/a", "b"} }, "adapters.claude_code.transcript_roots", "b"},
 		{"ErrMaxReadBytes", func(c *config.Config) { c.Adapters.ClaudeCode.MaxReadBytes = -1 }, "adapters.claude_code.max_read_bytes", int64(-1)},
+		{"ErrHookReadBytes", func(c *config.Config) { c.Adapters.ClaudeCode.HookReadBytes = 0 }, "adapters.claude_code.hook_read_bytes", int64(0)},
+		{"ErrMaxReadBelowHookRead", func(c *config.Config) { c.Adapters.ClaudeCode.MaxReadBytes = 1 << 10 }, "adapters.claude_code.max_read_bytes", int64(1 << 10)},
 		{"OKUpstream", func(c *config.Config) {
 			c.Adapters.ClaudeCode.Upstream = config.Upstream{URL: "https://mem.example:8443/hook", Timeout: time.Second,
 				Headers: map[string]string{"X-Api-Key": "a=b"}, Token: "t"}
@@ -93,7 +95,7 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestConfig_Validate_All(t *testing.T) {
 	var c config.Config
-	if got, want := len(configErrors(c.Validate())), 16; got != want {
+	if got, want := len(configErrors(c.Validate())), 17; got != want {
 		t.Errorf("zero Config: got %d errors, want %d (one per field whose zero value is invalid)", got, want)
 	}
 }

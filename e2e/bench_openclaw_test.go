@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkOpenClawInjectDescribe measures what a sub-agent's first prompt build waits for when
-// heirloom has not yet heard of the sub-agent from the Gateway's stream: GET /api/inject over
+// heirloom has not yet heard of the sub-agent from the Gateway's stream: POST /api/inject over
 // loopback HTTP, heirloom asking the Gateway (sessions.describe over the client's live WebSocket),
 // storing the answer and building the block from the recorded parent. Every iteration is a new
 // sub-agent. Reports p50 and p99.
@@ -36,7 +36,7 @@ func BenchmarkOpenClawInjectDescribe(b *testing.B) {
 	}
 	gw.Replay(frames)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := s.Store.GetSession(b.Context(), clawScope, clawChild); err == nil {
+		if _, err := s.Engine.Store.GetSession(b.Context(), clawScope, clawChild); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -52,7 +52,7 @@ func BenchmarkOpenClawInjectDescribe(b *testing.B) {
 		gw.SetDescribe(key, clawRow(b, key, clawParent, 1))
 		b.StartTimer()
 		start := time.Now()
-		resp, err := client.Get(s.URL() + "/api/inject?harness=openclaw&session=" + url.QueryEscape(key))
+		resp, err := client.Post(s.URL()+"/api/inject", "application/json", strings.NewReader(`{"harness":"openclaw","session":"`+key+`"}`))
 		if err != nil {
 			b.Fatal(err)
 		}

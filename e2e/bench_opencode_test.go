@@ -38,7 +38,7 @@ func BenchmarkOpenCodeIngest(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, ev := range evs {
-				if err := s.Consume(ctx, ev); err != nil {
+				if err := s.Engine.Consume(ctx, ev); err != nil {
 					b.Fatal(err)
 				}
 				events++
@@ -54,13 +54,13 @@ func BenchmarkOpenCodeIngest(b *testing.B) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	// The last replay must have linked its child: a benchmark of a no-op proves nothing.
 	last := fmt.Sprintf("x%07d", b.N-1)
-	child, err := s.Store.GetSession(ctx, "default", ocChild+last)
+	child, err := s.Engine.Store.GetSession(ctx, "default", ocChild+last)
 	if err != nil || child.ParentID != ocParent+last {
 		b.Fatalf("last replay: child %+v, err %v", child, err)
 	}
 }
 
-// BenchmarkInject measures GET /api/inject for a child session whose parent has a realistic
+// BenchmarkInject measures POST /api/inject for a child session whose parent has a realistic
 // transcript (200 turns), over real HTTP on loopback, reporting p50 and p99.
 func BenchmarkInject(b *testing.B) {
 	s := mustOpenServer(b, nil)
@@ -74,17 +74,17 @@ func BenchmarkInject(b *testing.B) {
 			Text: strings.Repeat(fmt.Sprintf("turn %d must keep the API stable while reading parse.go; ", i), 8)})
 	}
 	for _, ev := range []adapters.Event{parent, child, turns} {
-		if err := s.Consume(ctx, ev); err != nil {
+		if err := s.Engine.Consume(ctx, ev); err != nil {
 			b.Fatal(err)
 		}
 	}
 	client := &http.Client{}
-	url := s.URL() + "/api/inject?harness=opencode&session=ses_child"
+	url := s.URL() + "/api/inject"
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		resp, err := client.Get(url)
+		resp, err := client.Post(url, "application/json", strings.NewReader(`{"harness":"opencode","session":"ses_child"}`))
 		if err != nil {
 			b.Fatal(err)
 		}

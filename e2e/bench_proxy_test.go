@@ -51,7 +51,7 @@ func benchProxy(b *testing.B, delay time.Duration, clients int) {
 	}))
 	b.Cleanup(up.Close)
 	s := mustOpenServer(b, func(s *proxy.Server) {
-		s.ClaudeCodeUpstream = proxy.Upstream{URL: up.URL + "/hook"}
+		s.Upstreams = map[string]*proxy.Upstream{"claude-code": {URL: up.URL + "/hook"}}
 	})
 	alone := mustOpenServer(b, nil) // heirloom without an upstream: its own cost of the same call
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients + 8, DisableCompression: true}}

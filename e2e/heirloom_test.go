@@ -15,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/openclaw"
+	"github.com/heirloom-dev/heirloom/adapters/opencode"
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -200,19 +204,28 @@ func shimCommand(tb testing.TB) string {
 	return "'" + strings.ReplaceAll(heirloomBin(tb), "'", `'\''`) + "' hook claude-code"
 }
 
-// mustOpenServer opens an in-process proxy.Server on 127.0.0.1:0, as serve builds it, over a
-// real store in a temp dir. Both close at the end of the test. configure runs before Open.
+// mustOpenServer opens an in-process proxy.Server on 127.0.0.1:0 with its engine, as serve
+// builds them (every harness registered), over a real store in a temp dir. All close at the end
+// of the test. configure runs before Open; the engine is s.Engine.
 func mustOpenServer(tb testing.TB, configure func(*proxy.Server)) *proxy.Server {
 	tb.Helper()
 	store := mustOpenStore(tb, tb.TempDir())
+	reg, err := adapters.NewRegistry(claudecode.Registration(), opencode.Registration(), openclaw.Registration())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	eng := engine.New(store, scope)
+	eng.Harnesses = reg
 	s := proxy.NewServer()
 	s.Addr = "127.0.0.1:0"
-	s.Store = store
-	s.Scope = scope
-	s.ClaudeCode = claudecode.Adapter{}
+	s.Engine = eng
+	s.Harnesses = reg
 	s.HookTimeout = hookTimeout
 	if configure != nil {
 		configure(s)
+	}
+	if err := eng.Open(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 	if err := s.Open(); err != nil {
 		tb.Fatal(err)
@@ -221,6 +234,9 @@ func mustOpenServer(tb testing.TB, configure func(*proxy.Server)) *proxy.Server 
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.Close(ctx); err != nil {
+			tb.Error(err)
+		}
+		if err := eng.Close(ctx); err != nil {
 			tb.Error(err)
 		}
 	})

@@ -1,15 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw/gatewaytest"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -34,9 +35,10 @@ func clawFollow(t testing.TB, gw *gatewaytest.Server) (*proxy.Server, *openclaw.
 	client.Token = clawToken
 	client.BackoffMin, client.BackoffMax = 20*time.Millisecond, 200*time.Millisecond
 	s := mustOpenServer(t, func(s *proxy.Server) {
-		s.OpenClaw, s.OpenClawGateway, s.DescribeWait = openclaw.Adapter{}, client, time.Second
+		s.Engine.Describers = map[string]adapters.Describer{openclaw.Harness: client}
+		s.Engine.Config.DescribeWait = time.Second
 	})
-	client.Sink = s
+	client.Sink = s.Engine
 	if err := client.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,8 @@ func clawSession(t *testing.T, store *kv.Store, key string) (kv.Session, bool) {
 // clawInject asks /api/inject as the plugin does.
 func clawInject(t *testing.T, s *proxy.Server, key string) string {
 	t.Helper()
-	resp, err := http.Get(s.URL() + "/api/inject?harness=openclaw&session=" + url.QueryEscape(key))
+	body, _ := json.Marshal(map[string]string{"harness": "openclaw", "session": key})
+	resp, err := http.Post(s.URL()+"/api/inject", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +138,13 @@ func TestOpenClawReplay(t *testing.T) {
 		t.Fatalf("replay reached %d connections, want 1", n)
 	}
 	waitFor(t, "the child's run to finish", func() bool {
-		r, err := s.Store.GetRun(t.Context(), clawScope, clawChild)
+		r, err := s.Engine.Store.GetRun(t.Context(), clawScope, clawChild)
 		return err == nil && r.Status == kv.RunCompleted
 	})
 
 	t.Run("Lineage", func(t *testing.T) {
-		parent, _ := clawSession(t, s.Store, clawParent)
-		child, ok := clawSession(t, s.Store, clawChild)
+		parent, _ := clawSession(t, s.Engine.Store, clawParent)
+		child, ok := clawSession(t, s.Engine.Store, clawChild)
 		if !ok || child.ParentID != clawParent || child.Depth != 1 || child.Harness != "openclaw" {
 			t.Fatalf("child: got %+v", child)
 		}
@@ -151,22 +154,22 @@ func TestOpenClawReplay(t *testing.T) {
 		if !strings.Contains(child.Objective, "CHILD-TASK: find the answer and report it.") {
 			t.Errorf("child objective: got %q, want the task", child.Objective)
 		}
-		if _, err := s.Store.GetSession(t.Context(), scope, clawChild); !errors.Is(err, kv.ErrNotFound) {
+		if _, err := s.Engine.Store.GetSession(t.Context(), scope, clawChild); !errors.Is(err, kv.ErrNotFound) {
 			t.Errorf("child in the configured scope: got %v, want only in scope main", err)
 		}
 	})
 	t.Run("Run", func(t *testing.T) {
-		r, _ := s.Store.GetRun(t.Context(), clawScope, clawChild)
+		r, _ := s.Engine.Store.GetRun(t.Context(), clawScope, clawChild)
 		if r.ParentID != clawParent || r.RootID != clawParent || r.ChildID != clawChild || !strings.Contains(r.Result, "the answer is 42") {
 			t.Errorf("run: got %+v", r)
 		}
-		runs, err := s.Store.ListRuns(t.Context(), clawScope, kv.RunFilter{})
+		runs, err := s.Engine.Store.ListRuns(t.Context(), clawScope, kv.RunFilter{})
 		if err != nil || len(runs) != 1 {
 			t.Errorf("runs: got %d (%v), want every source folded into one", len(runs), err)
 		}
 	})
 	t.Run("Turns", func(t *testing.T) {
-		turns, err := s.Store.Turns(t.Context(), clawScope, clawChild, 0, 0)
+		turns, err := s.Engine.Store.Turns(t.Context(), clawScope, clawChild, 0, 0)
 		if err != nil || len(turns) == 0 {
 			t.Fatalf("child turns: %d %v", len(turns), err)
 		}
@@ -200,14 +203,14 @@ func TestOpenClawReplay(t *testing.T) {
 		before := client.Stats().Connects
 		gw.DropConnections(1012, "service restart")
 		waitFor(t, "the resync", func() bool {
-			a, okA := clawSession(t, s.Store, listed)
-			b, okB := clawSession(t, s.Store, described)
+			a, okA := clawSession(t, s.Engine.Store, listed)
+			b, okB := clawSession(t, s.Engine.Store, described)
 			return okA && okB && a.ParentID == clawParent && b.ParentID == clawChild
 		})
 		if got := client.Stats().Connects; got <= before {
 			t.Errorf("connects: got %d, want more than %d", got, before)
 		}
-		if b, _ := clawSession(t, s.Store, described); b.Depth != 2 {
+		if b, _ := clawSession(t, s.Engine.Store, described); b.Depth != 2 {
 			t.Errorf("grandchild depth: got %d, want 2", b.Depth)
 		}
 		if text := clawInject(t, s, described); !strings.Contains(text, "CHILD-TASK") {

@@ -70,7 +70,7 @@ func TestOpenCodeReplay(t *testing.T) {
 	frames := sseFrames(t, "../adapters/opencode/testdata/parent-child-compact.sse")
 	upstream, connects := sseReplayServer(t, frames)
 	s := mustOpenServer(t, nil)
-	client := opencode.NewClient(upstream.URL, s)
+	client := opencode.NewClient(upstream.URL, s.Engine)
 	if err := client.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestOpenCodeReplay(t *testing.T) {
 	ctx := t.Context()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		p, err := s.Store.GetSession(ctx, "default", ocParent)
+		p, err := s.Engine.Store.GetSession(ctx, "default", ocParent)
 		if err == nil && p.Compactions > 0 {
 			break
 		}
@@ -92,8 +92,8 @@ func TestOpenCodeReplay(t *testing.T) {
 	if st.Malformed != 0 || st.SinkErrors != 0 {
 		t.Fatalf("client stats: %+v", st)
 	}
-	parent, _ := s.Store.GetSession(ctx, "default", ocParent)
-	child, err := s.Store.GetSession(ctx, "default", ocChild)
+	parent, _ := s.Engine.Store.GetSession(ctx, "default", ocParent)
+	child, err := s.Engine.Store.GetSession(ctx, "default", ocChild)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,14 +103,14 @@ func TestOpenCodeReplay(t *testing.T) {
 	if child.ParentID != ocParent || child.Depth != 1 || child.Compactions != 0 || child.Objective == "" {
 		t.Errorf("child: %+v", child)
 	}
-	runs, _ := s.Store.ListRuns(ctx, "default", kv.RunFilter{})
+	runs, _ := s.Engine.Store.ListRuns(ctx, "default", kv.RunFilter{})
 	if len(runs) != 1 || runs[0].ChildID != ocChild || runs[0].ParentID != ocParent || runs[0].Status != kv.RunCompleted || !strings.Contains(runs[0].Result, "42") {
 		t.Errorf("runs: %+v", runs)
 	}
 	if runs[0].Prompt != child.Objective {
 		t.Errorf("child objective %q, want the task prompt %q", child.Objective, runs[0].Prompt)
 	}
-	turns, _ := s.Store.Turns(ctx, "default", ocParent, 0, 0)
+	turns, _ := s.Engine.Store.Turns(ctx, "default", ocParent, 0, 0)
 	var roles []string
 	seen := map[string]bool{}
 	for _, tt := range turns {
@@ -125,7 +125,7 @@ func TestOpenCodeReplay(t *testing.T) {
 	}
 
 	// A plugin asking for the child's system context gets the parent's.
-	resp, err := http.Get(s.URL() + "/api/inject?harness=opencode&session=" + ocChild)
+	resp, err := http.Post(s.URL()+"/api/inject", "application/json", strings.NewReader(`{"harness":"opencode","session":"`+ocChild+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

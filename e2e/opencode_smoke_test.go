@@ -334,7 +334,7 @@ type ocCall struct {
 	Body                           []byte
 }
 
-// ocSidecar stands in for heirloom's plugin API: GET /api/inject answers
+// ocSidecar stands in for heirloom's plugin API: POST /api/inject answers
 // {"context": "INJECT-<marker>-<session>"} ("COMPACT-..." for
 // purpose=compacting), POST /api/spawn-check allows every spawn unless told
 // to refuse it, and every call is logged.
@@ -387,6 +387,16 @@ func (s *ocSidecar) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	c := ocCall{At: time.Now(), Method: r.Method, Path: r.URL.Path, Session: q.Get("session"), Parent: q.Get("parent"),
 		Purpose: q.Get("purpose"), Auth: r.Header.Get("Authorization"), Body: body}
+	harness := q.Get("harness")
+	if r.URL.Path == "/api/inject" {
+		// The request is the JSON body (POST); query parameters would be the deprecated GET.
+		var req struct{ Harness, Session, Parent, Purpose string }
+		if r.Method != http.MethodPost || json.Unmarshal(body, &req) != nil {
+			http.Error(w, `{"error":"want POST with a JSON body","code":"bad_json"}`, http.StatusBadRequest)
+			return
+		}
+		harness, c.Session, c.Parent, c.Purpose = req.Harness, req.Session, req.Parent, req.Purpose
+	}
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
 	_, hangSelf := s.hanging[c.Session]
@@ -403,9 +413,9 @@ func (s *ocSidecar) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var reply any
 	switch {
-	case r.URL.Path == "/api/inject" && q.Get("harness") == "opencode" && c.Purpose == "compacting":
+	case r.URL.Path == "/api/inject" && harness == "opencode" && c.Purpose == "compacting":
 		reply = map[string]string{"context": s.compact(c.Session)}
-	case r.URL.Path == "/api/inject" && q.Get("harness") == "opencode":
+	case r.URL.Path == "/api/inject" && harness == "opencode":
 		reply = map[string]string{"context": s.inject(c.Session)}
 	case r.URL.Path == "/api/spawn-check" && r.Method == http.MethodPost && refuse:
 		reply = map[string]any{"allow": false, "reason": reason}

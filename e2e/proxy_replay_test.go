@@ -62,8 +62,8 @@ func (u *recordingUpstream) calls() (bodies [][]byte, auth, replies []string) {
 func proxiedTransport(up *recordingUpstream, configure func(*proxy.Server)) transport {
 	return transport{name: "Proxied", open: func(tb testing.TB, roots []string, root *replayRoot) (func(testing.TB, []byte) []byte, func(testing.TB) storeState) {
 		srv := mustOpenServer(tb, func(s *proxy.Server) {
-			s.TranscriptRoots = roots
-			s.ClaudeCodeUpstream = proxy.Upstream{URL: up.URL + "/memory/hook", Token: "up-token"}
+			s.Engine.Config.TranscriptRoots = roots
+			s.Upstreams = map[string]*proxy.Upstream{"claude-code": {URL: up.URL + "/memory/hook", Token: "up-token"}}
 			if configure != nil {
 				configure(s)
 			}
@@ -84,7 +84,7 @@ func proxiedTransport(up *recordingUpstream, configure func(*proxy.Server)) tran
 			}
 			return body
 		}
-		return send, func(tb testing.TB) storeState { return readState(tb, srv.Store, root) }
+		return send, func(tb testing.TB) storeState { return readState(tb, srv.Engine.Store, root) }
 	}}
 }
 
@@ -149,7 +149,7 @@ func TestProxyReplayPassive(t *testing.T) {
 			rec := loadRecording(t, name)
 			up := startRecordingUpstream(t)
 			root := newReplayRoot(t)
-			passive := func(s *proxy.Server) { s.Inherit.Enabled, s.Checkpoints.NoBlocks = false, true }
+			passive := func(s *proxy.Server) { s.Engine.Config.Passive = true }
 			send, state := proxiedTransport(up, passive).open(t, []string{root.TranscriptRoot()}, root)
 			replies := deliver(t, rec, root, transcriptLines{}, send)
 			_, _, upReplies := up.calls()

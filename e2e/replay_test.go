@@ -64,7 +64,7 @@ type transport struct {
 // httpTransport posts each payload to POST /hooks/claude-code of an in-process proxy.Server, as
 // an http hook does.
 var httpTransport = transport{name: "HTTP", open: func(tb testing.TB, roots []string, root *replayRoot) (func(testing.TB, []byte) []byte, func(testing.TB) storeState) {
-	srv := mustOpenServer(tb, func(s *proxy.Server) { s.TranscriptRoots = roots })
+	srv := mustOpenServer(tb, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots = roots })
 	send := func(tb testing.TB, payload []byte) []byte {
 		tb.Helper()
 		resp, err := http.Post(srv.URL()+"/hooks/claude-code", "application/json", bytes.NewReader(payload))
@@ -81,7 +81,7 @@ var httpTransport = transport{name: "HTTP", open: func(tb testing.TB, roots []st
 		}
 		return body
 	}
-	return send, func(tb testing.TB) storeState { return readState(tb, srv.Store, root) }
+	return send, func(tb testing.TB) storeState { return readState(tb, srv.Engine.Store, root) }
 }}
 
 // shimTransport runs the built `heirloom hook claude-code` for each payload, as a command hook

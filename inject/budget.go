@@ -1,9 +1,11 @@
 package inject
 
+import "github.com/heirloom-dev/heirloom/adapters"
+
 // Default budgets, in UTF-16 units (see Len).
 const (
-	DefaultTailChars = 3000 // the transcript tail of the inherited block
-	DefaultMaxChars  = 9500 // a whole reply: under Claude Code's 10,000-unit additionalContext cap
+	DefaultTailChars = 3000                            // the transcript tail of the inherited block
+	DefaultMaxChars  = adapters.DefaultMaxContextChars // a whole reply: under Claude Code's 10,000-unit additionalContext cap
 )
 
 // Budget caps the size of a block, in UTF-16 units (see Len). A field that is zero or negative

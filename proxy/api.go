@@ -16,7 +16,11 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	s.routeGet(mux, "/api/sessions/{key}/transcript", s.getTranscript)
 	s.routeGet(mux, "/api/sessions/{key}/lineage", s.getLineage)
 	s.routeGet(mux, "/api/runs", s.listRuns)
-	s.routeGet(mux, "/api/inject", s.getInject)
+	mux.Handle("POST /api/inject", s.apiHandler(s.postInject))
+	mux.Handle("GET /api/inject", deprecated(s.apiHandler(s.getInject)))
+	mux.HandleFunc("/api/inject", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodPost)
+	})
 	mux.Handle("POST /api/sessions/{key}/checkpoints", s.apiHandler(s.postCheckpoint))
 	mux.HandleFunc("/api/sessions/{key}/checkpoints", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)
@@ -24,6 +28,16 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	mux.Handle("POST /api/spawn-check", s.apiHandler(s.postSpawnCheck))
 	mux.HandleFunc("/api/spawn-check", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)
+	})
+}
+
+// deprecated marks every reply of h as from a deprecated route (GET /api/inject), naming its
+// successor.
+func deprecated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Deprecation", injectDeprecatedSince)
+		w.Header().Set("Link", `</api/inject>; rel="successor-version"`)
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -85,7 +99,7 @@ func ignoreNotFound(err error) error {
 
 // runByChild returns the run paired with session id, or nil when none is.
 func (s *Server) runByChild(ctx context.Context, scope, id string) (*APIRun, error) {
-	r, err := s.Store.RunByChild(ctx, scope, id)
+	r, err := s.store().RunByChild(ctx, scope, id)
 	if err != nil {
 		return nil, ignoreNotFound(err)
 	}

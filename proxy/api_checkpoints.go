@@ -2,13 +2,13 @@ package proxy
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 )
@@ -77,27 +77,9 @@ func (s *Server) postCheckpoint(r *http.Request) (any, error) {
 			return nil, Errorf(ECodeInvalid, "body: "+err.Error())
 		}
 	}
-	ctx, scope := r.Context(), p.scope(s.Scope)
-	unlock := s.locks.lock(key)
-	defer unlock()
-	_, err = s.Store.UpdateSession(ctx, scope, key, func(sess *kv.Session, exists bool) error {
-		if !exists {
-			return kv.ErrNotFound
-		}
-		if o := strings.TrimSpace(req.Objective); o != "" {
-			sess.Objective = o
-		}
-		sess.Decisions = kv.AddStatements(sess.Decisions, req.Decisions...)
-		sess.Constraints = kv.AddStatements(sess.Constraints, req.Constraints...)
-		return nil
+	c, err := s.Engine.Checkpoint(r.Context(), p.scope(s.scope()), key, trigger, engine.Statements{
+		Decisions: req.Decisions, Constraints: req.Constraints, Objective: req.Objective,
 	})
-	if errors.Is(err, kv.ErrNotFound) {
-		return nil, notFound(err, "session "+key)
-	}
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.checkpoint(ctx, scope, key, trigger)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}

@@ -1,135 +1,96 @@
 package proxy
 
 import (
-	"context"
-	"errors"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"unicode/utf8"
 
-	"github.com/heirloom-dev/heirloom/adapters"
-	"github.com/heirloom-dev/heirloom/inject"
-	"github.com/heirloom-dev/heirloom/kv"
+	"github.com/heirloom-dev/heirloom/engine"
 )
 
-// injectReply is what GET /api/inject answers: the text a harness plugin adds to the model's
-// context now. Empty when heirloom has nothing to add.
-type injectReply struct {
+// InjectRequest is the body of POST /api/inject: a harness's plugin asking what to add to a
+// session's next model call. Only session is required.
+type InjectRequest struct {
+	Harness   string `json:"harness,omitempty"`   // the harness asking (opencode, openclaw)
+	Session   string `json:"session"`             // the session whose model call it is
+	Parent    string `json:"parent,omitempty"`    // its parent, when the plugin knows it
+	Purpose   string `json:"purpose,omitempty"`   // "" or "system": the call's context; "compacting": what a summary keeps
+	Scope     string `json:"scope,omitempty"`     // the memory scope; default: the one the key names, else the configured one
+	Directory string `json:"directory,omitempty"` // the session's project, when the plugin knows it
+}
+
+// InjectReply is what /api/inject answers: the text the plugin adds to the model's context
+// now; empty when heirloom has nothing to add.
+type InjectReply struct {
 	Context string `json:"context"`
 }
 
-// getInject answers a plugin asking what to add to a session's next model call (OpenCode's
-// experimental.chat.system.transform, OpenClaw's before_prompt_build). For a sub-agent session it
-// is the inherited block, on every call: it is system context, not history. An explicit parent
-// parameter wins over the parent the stream reported, so a plugin that knows it cannot lose a
-// race with the stream. purpose=compacting asks for what a compaction summary must keep.
-//
-// For a harness whose session keys name their scope (OpenClaw), the session is looked up in
-// that scope unless the scope parameter says otherwise. When such a key names a sub-agent whose
-// parent is not known yet (the Gateway's event may still be on its way), the harness is asked
-// within DescribeWait; past that the answer comes from what is stored.
+// injectDeprecatedSince is when POST replaced GET /api/inject (RFC 9745 Deprecation header).
+const injectDeprecatedSince = "@1795564800" // 2026-11-25
+
+// postInject serves POST /api/inject. It writes (a session's directory, its first-call mark, a
+// pre-compaction checkpoint), so it is a POST, and it runs under the session's lock like stream
+// consumption (see engine.Inject).
+func (s *Server) postInject(r *http.Request) (any, error) {
+	if _, err := parseParams(r); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBodyBytes))
+	if err != nil {
+		return nil, err
+	}
+	var req InjectRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return nil, Errorf(ECodeBadJSON, "body: "+err.Error())
+	}
+	return s.inject(r, req)
+}
+
+// getInject serves GET /api/inject with the request in query parameters: the form plugins of
+// earlier releases use. It answers as POST does, for one release; its route adds the
+// Deprecation header (see routeAPI).
 func (s *Server) getInject(r *http.Request) (any, error) {
 	p, err := parseParams(r, "harness", "session", "parent", "purpose", "scope", "directory")
 	if err != nil {
 		return nil, err
 	}
-	id := p["session"]
-	if id == "" {
+	s.deprecatedOnce.Do(func() {
+		s.Logger.Warn("a plugin uses GET /api/inject, which is deprecated: reinstall it (heirloom install opencode|openclaw)", "harness", p["harness"])
+	})
+	return s.inject(r, InjectRequest{
+		Harness: p["harness"], Session: p["session"], Parent: p["parent"],
+		Purpose: p["purpose"], Scope: p["scope"], Directory: p["directory"],
+	})
+}
+
+// inject checks req and asks the engine.
+func (s *Server) inject(r *http.Request, req InjectRequest) (any, error) {
+	for name, v := range map[string]string{"harness": req.Harness, "session": req.Session, "parent": req.Parent, "scope": req.Scope, "directory": req.Directory} {
+		if !utf8.ValidString(v) || bytes.IndexByte([]byte(v), 0) >= 0 {
+			return nil, Errorf(ECodeInvalid, name+": not valid text")
+		}
+	}
+	if req.Session == "" {
 		return nil, Errorf(ECodeInvalid, "session: required")
 	}
-	switch p["purpose"] {
+	switch req.Purpose {
 	case "", "system", "compacting":
 	default:
-		return nil, Errorf(ECodeInvalid, fmt.Sprintf("purpose: got %q, want system or compacting", p["purpose"]))
+		return nil, Errorf(ECodeInvalid, fmt.Sprintf("purpose: got %q, want system or compacting", req.Purpose))
 	}
-	ctx, scope := r.Context(), p.scope(s.Scope)
-	ph := s.plugin(p["harness"])
-	if ph != nil && p["scope"] == "" {
-		if sc := ph.ScopeOf(id); sc != "" {
-			scope = sc
-		}
-	}
-	sess, err := s.Store.GetSession(ctx, scope, id)
-	if err != nil && !errors.Is(err, kv.ErrNotFound) {
-		return nil, err
-	}
-	if dir := p["directory"]; dir != "" && sess.ID != "" && sess.Project == "" {
-		// The plugin knows the session's directory when the harness's events do not say it
-		// (OpenClaw's rows of top-level sessions never do): record it, so checkpoints carry the
-		// project and a new session can recover the project's latest one on this very call. A
-		// session heirloom has not heard of is not created here: whether it is a sub-agent is
-		// not known yet.
-		ev := adapters.Event{Harness: sess.Harness, Scope: scope, SessionID: id, Cwd: dir, At: s.Now()}
-		if err := s.ensureSession(ctx, ev, func(*kv.Session) {}); err != nil {
-			return nil, err
-		}
-		if sess, err = s.Store.GetSession(ctx, scope, id); err != nil {
-			return nil, err
-		}
-	}
-	if p["purpose"] == "compacting" {
-		if sess.ID != "" {
-			if err := s.preCompactionCheckpoint(ctx, scope, id, ""); err != nil {
-				s.Logger.Warn("pre-compaction checkpoint not written", "session", id, "error", err)
-			}
-		}
-		if sess.Objective == "" {
-			return injectReply{}, nil
-		}
-		text := "Objective of this session (keep it in the summary): " + inject.Redact(sess.Objective)
-		return injectReply{Context: inject.Head(text, s.MaxContextChars)}, nil
-	}
-	parentID := p["parent"]
-	if parentID == "" {
-		parentID = sess.ParentID
-	}
-	if parentID == "" && ph != nil && ph.IsSubagent(id) {
-		parentID = s.describeParent(ctx, scope, id)
-	}
-	if parentID == "" && sess.ID != "" && (ph == nil || !ph.IsSubagent(id)) {
-		return s.topLevelInject(ctx, sess)
-	}
-	if parentID == "" || parentID == id {
-		return injectReply{}, nil
-	}
-	text, err := s.inheritFor(ctx, harness{}, scope, parentID)
+	text, err := s.Engine.Inject(r.Context(), engine.InjectRequest{
+		Harness: req.Harness, Session: req.Session, Parent: req.Parent, Scope: req.Scope,
+		Directory: req.Directory, Compacting: req.Purpose == "compacting",
+	})
 	if err != nil {
 		return nil, err
 	}
-	return injectReply{Context: text}, nil
-}
-
-// topLevelInject is the context of a top-level session's model call: the objective
-// reinforcement on every call once the session was compacted (the plugin harnesses have no
-// history slot, so it must be repeated), and on the session's first call the checkpoint
-// recovered from its project.
-func (s *Server) topLevelInject(ctx context.Context, sess kv.Session) (injectReply, error) {
-	var objective, recovered string
-	var err error
-	if sess.Compactions > 0 {
-		if objective, err = s.reinforcement(ctx, sess); err != nil {
-			return injectReply{}, err
-		}
-	}
-	if !sess.FirstInjectDone {
-		_, err := s.Store.UpdateSession(ctx, sess.Scope, sess.ID, func(sess *kv.Session, exists bool) error {
-			if !exists || sess.FirstInjectDone {
-				return errUnchanged
-			}
-			sess.FirstInjectDone = true
-			return nil
-		})
-		if errors.Is(err, errUnchanged) {
-			return injectReply{Context: inject.Join(s.MaxContextChars, objective)}, nil
-		}
-		if err != nil {
-			return injectReply{}, err
-		}
-		if recovered, err = s.recovered(ctx, sess, false); err != nil {
-			return injectReply{}, err
-		}
-	}
-	return injectReply{Context: inject.Join(s.MaxContextChars, objective, recovered)}, nil
+	return InjectReply{Context: text}, nil
 }
 
 // spawnCheckReply answers whether a session may spawn a sub-agent now.
@@ -139,8 +100,7 @@ type spawnCheckReply struct {
 }
 
 // postSpawnCheck answers a plugin asking before a spawn (OpenCode's tool.execute.before for
-// task). It refuses only when MaxSpawnDepth is set and the new sub-agent would be deeper; an
-// unknown session is allowed. The body (the tool's arguments) is read and ignored for now.
+// task); see engine.SpawnCheck. The body (the tool's arguments) is read and ignored for now.
 func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 	p, err := parseParams(r, "harness", "session", "scope")
 	if err != nil {
@@ -149,18 +109,9 @@ func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 	if _, err := io.Copy(io.Discard, http.MaxBytesReader(nil, r.Body, s.MaxBodyBytes)); err != nil {
 		return nil, err
 	}
-	if s.MaxSpawnDepth <= 0 || p["session"] == "" {
-		return spawnCheckReply{Allow: true}, nil
-	}
-	sess, err := s.Store.GetSession(r.Context(), s.Scope, p["session"])
-	if errors.Is(err, kv.ErrNotFound) {
-		return spawnCheckReply{Allow: true}, nil
-	}
+	d, err := s.Engine.SpawnCheck(r.Context(), p["scope"], p["session"])
 	if err != nil {
 		return nil, err
 	}
-	if sess.Depth+1 > s.MaxSpawnDepth {
-		return spawnCheckReply{Allow: false, Reason: fmt.Sprintf("heirloom: sub-agents may nest %d deep; this session is at depth %d", s.MaxSpawnDepth, sess.Depth)}, nil
-	}
-	return spawnCheckReply{Allow: true}, nil
+	return spawnCheckReply{Allow: d.Allow, Reason: d.Reason}, nil
 }

@@ -28,8 +28,8 @@ func (s *Server) getLineage(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &lineageWalk{s: s, ctx: r.Context(), scope: p.scope(s.Scope), seen: map[string]bool{key: true}}
-	sess, err := s.Store.GetSession(w.ctx, w.scope, key)
+	w := &lineageWalk{s: s, ctx: r.Context(), scope: p.scope(s.scope()), seen: map[string]bool{key: true}}
+	sess, err := s.store().GetSession(w.ctx, w.scope, key)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}
@@ -64,7 +64,7 @@ func (w *lineageWalk) ancestors(sess kv.Session) ([]APISession, error) {
 			break
 		}
 		w.seen[id] = true
-		parent, err := w.s.Store.GetSession(w.ctx, w.scope, id)
+		parent, err := w.s.store().GetSession(w.ctx, w.scope, id)
 		if errors.Is(err, kv.ErrNotFound) {
 			break
 		}
@@ -82,7 +82,7 @@ func (w *lineageWalk) ancestors(sess kv.Session) ([]APISession, error) {
 // requested session; children oldest first.
 func (w *lineageWalk) descendants(id string, depth int) ([]LineageNode, error) {
 	out := []LineageNode{}
-	kids, err := w.s.Store.Children(w.ctx, w.scope, id)
+	kids, err := w.s.store().Children(w.ctx, w.scope, id)
 	if err != nil {
 		return nil, err
 	}

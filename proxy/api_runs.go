@@ -19,7 +19,7 @@ func (s *Server) listRuns(r *http.Request) (any, error) {
 		return nil, err
 	}
 	f := kv.RunFilter{RootID: p["root"], ParentID: p["parent"], ChildID: p["child"], Status: p["status"], Limit: limit}
-	list, err := s.Store.ListRuns(r.Context(), p.scope(s.Scope), f)
+	list, err := s.store().ListRuns(r.Context(), p.scope(s.scope()), f)
 	if err != nil {
 		return nil, err
 	}

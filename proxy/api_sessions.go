@@ -34,7 +34,7 @@ func (s *Server) listSessions(r *http.Request) (any, error) {
 	if project != "" {
 		f.Limit = 0
 	}
-	list, err := s.Store.ListSessions(r.Context(), p.scope(s.Scope), f)
+	list, err := s.store().ListSessions(r.Context(), p.scope(s.scope()), f)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +74,8 @@ func (s *Server) getSession(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, scope := r.Context(), p.scope(s.Scope)
-	sess, err := s.Store.GetSession(ctx, scope, key)
+	ctx, scope := r.Context(), p.scope(s.scope())
+	sess, err := s.store().GetSession(ctx, scope, key)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}
@@ -83,7 +83,7 @@ func (s *Server) getSession(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	kids, err := s.Store.Children(ctx, scope, key)
+	kids, err := s.store().Children(ctx, scope, key)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}
@@ -111,7 +111,7 @@ func (s *Server) getTranscript(r *http.Request) (any, error) {
 		return nil, err
 	}
 	// One turn past the page tells whether there is a next page.
-	turns, err := s.Store.Turns(r.Context(), p.scope(s.Scope), key, from, limit+1)
+	turns, err := s.store().Turns(r.Context(), p.scope(s.scope()), key, from, limit+1)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}

@@ -33,7 +33,7 @@ func mustOpenSeeded(t testing.TB, configure func(*proxy.Server)) *proxy.Server {
 	t.Helper()
 	s := MustOpenServer(t, func(s *proxy.Server) {
 		var n atomic.Int64
-		s.Store.Now = func() time.Time { return epoch.Add(time.Duration(n.Add(1)) * time.Second) }
+		s.Engine.Store.Now = func() time.Time { return epoch.Add(time.Duration(n.Add(1)) * time.Second) }
 		if configure != nil {
 			configure(s)
 		}
@@ -47,14 +47,14 @@ func mustOpenSeeded(t testing.TB, configure func(*proxy.Server)) *proxy.Server {
 		if sess.Status == "" {
 			sess.Status = kv.StatusActive
 		}
-		if err := s.Store.PutSession(ctx, sess); err != nil {
+		if err := s.Engine.Store.PutSession(ctx, sess); err != nil {
 			t.Fatal(err)
 		}
 	}
 	run := func(r kv.Run) {
 		t.Helper()
 		r.Scope, r.Harness, r.RootID = "default", "claude-code", "r"
-		if _, err := s.Store.UpdateRun(ctx, "default", r.ID, func(stored *kv.Run, _ bool) error { *stored = r; return nil }); err != nil {
+		if _, err := s.Engine.Store.UpdateRun(ctx, "default", r.ID, func(stored *kv.Run, _ bool) error { *stored = r; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,7 +63,7 @@ func mustOpenSeeded(t testing.TB, configure func(*proxy.Server)) *proxy.Server {
 	for i := range 5 {
 		turns = append(turns, kv.Turn{SourceID: fmt.Sprint("u", i), Role: "user", Text: fmt.Sprint("turn ", i), Files: []string{"main.go"}})
 	}
-	if _, err := s.Store.AppendTurns(ctx, "default", "r", turns, kv.TranscriptPos{Path: "/t/r.jsonl", Offset: 500}); err != nil {
+	if _, err := s.Engine.Store.AppendTurns(ctx, "default", "r", turns, kv.TranscriptPos{Path: "/t/r.jsonl", Offset: 500}); err != nil {
 		t.Fatal(err)
 	}
 	put(kv.Session{Scope: "default", ID: "r:a", NativeID: "a", ParentID: "r", Depth: 1, Project: "/src/app", ProjectNorm: "/real/app", Title: "look around", AgentType: "Explore", Status: kv.StatusEnded})
@@ -365,7 +365,7 @@ func TestAPI_Lineage(t *testing.T) {
 		// A damaged link (x's parent is y, y's is x) must not loop the walk.
 		for _, p := range [][2]string{{"x", "y"}, {"y", "x"}} {
 			sess := kv.Session{Scope: "default", ID: p[0], ParentID: p[1], Harness: "claude-code", Status: kv.StatusActive}
-			if err := s.Store.PutSession(t.Context(), sess); err != nil {
+			if err := s.Engine.Store.PutSession(t.Context(), sess); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -380,7 +380,7 @@ func TestAPI_Lineage(t *testing.T) {
 		for i := range 70 {
 			id := fmt.Sprint("d", i)
 			sess := kv.Session{Scope: "default", ID: id, ParentID: prev, Depth: i, Harness: "claude-code", Status: kv.StatusActive}
-			if err := s.Store.PutSession(t.Context(), sess); err != nil {
+			if err := s.Engine.Store.PutSession(t.Context(), sess); err != nil {
 				t.Fatal(err)
 			}
 			prev = id
@@ -500,7 +500,7 @@ func TestAPI_CallerChecks(t *testing.T) {
 
 func TestAPI_StoreClosed(t *testing.T) {
 	s := MustOpenServer(t, nil)
-	if err := s.Store.Close(); err != nil {
+	if err := s.Engine.Store.Close(); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/api/sessions", "/api/sessions/r", "/api/runs"} {

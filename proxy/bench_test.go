@@ -196,7 +196,7 @@ func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr tree, sid 
 	start := time.Now()
 	for calls := 1; ; calls++ {
 		benchPost(b, c, s, benchJSON(b, ev(tr, sid, "Stop", nil)))
-		sess, err := s.Store.GetSession(b.Context(), "default", sid)
+		sess, err := s.Engine.Store.GetSession(b.Context(), "default", sid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -225,11 +225,11 @@ func openBenchParent(b *testing.B, size int) *benchParent {
 	tr := benchTree(b, "S")
 	writeBenchTranscript(b, tr.transcript, "S", size)
 	s := MustOpenServer(b, func(s *proxy.Server) {
-		s.TranscriptRoots = []string{tr.root}
+		s.Engine.Config.TranscriptRoots = []string{tr.root}
 		// SubagentStart looks once for the spawning record in the parent's transcript, then
 		// polls while it is missing. The benchmarks leave the transcript as it is, so that every
 		// iteration sees the same parent: the one look is made, the polling is not.
-		s.SpawnRecordWait = -1
+		s.Engine.Config.SpawnRecordWait = -1
 	})
 	c := &http.Client{}
 	benchIngestAll(b, c, s, tr, "S")
@@ -318,7 +318,7 @@ func BenchmarkSubagentStartRunsInScope(b *testing.B) {
 			at := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 			for i := range runs {
 				root := fmt.Sprintf("old-%d", i/10)
-				_, err := p.s.Store.UpdateRun(b.Context(), "default", fmt.Sprintf("toolu_old%05d", i), func(r *kv.Run, _ bool) error {
+				_, err := p.s.Engine.Store.UpdateRun(b.Context(), "default", fmt.Sprintf("toolu_old%05d", i), func(r *kv.Run, _ bool) error {
 					r.Harness, r.RootID, r.ParentID, r.ChildID = "claude-code", root, root, root+":a"+fmt.Sprint(i)
 					r.Type, r.Prompt, r.Description = "Explore", "an earlier task", "earlier"
 					r.Status, r.Result = kv.RunCompleted, "done"
@@ -343,7 +343,7 @@ func BenchmarkPromptIngest(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run("transcript="+size.name, func(b *testing.B) {
 			p := openBenchParent(b, size.bytes)
-			before, err := p.s.Store.GetSession(b.Context(), "default", "S")
+			before, err := p.s.Engine.Store.GetSession(b.Context(), "default", "S")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -359,7 +359,7 @@ func BenchmarkPromptIngest(b *testing.B) {
 				benchPost(b, p.c, p.s, body)
 				lat = append(lat, time.Since(t0))
 			}
-			after, err := p.s.Store.GetSession(b.Context(), "default", "S")
+			after, err := p.s.Engine.Store.GetSession(b.Context(), "default", "S")
 			if err != nil {
 				b.Fatal(err)
 			}

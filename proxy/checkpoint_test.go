@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
-	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -36,41 +34,15 @@ func (c *clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// openAt opens a server over the store in dir; close closes both (also run at cleanup).
+// openAt opens a server over the store in dir; close closes it (also run at cleanup).
 func openAt(t *testing.T, dir string, configure func(*proxy.Server)) (s *proxy.Server, close func()) {
 	t.Helper()
-	store := kv.NewStore(dir)
-	if err := store.Open(); err != nil {
-		t.Fatal(err)
-	}
-	s = proxy.NewServer()
-	s.Addr, s.Store, s.Scope, s.ClaudeCode = "127.0.0.1:0", store, "default", claudecode.Adapter{}
-	if configure != nil {
-		configure(s)
-	}
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	close = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := s.Close(ctx); err != nil {
-				t.Error(err)
-			}
-			if err := store.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	t.Cleanup(close)
-	return s, close
+	return openServer(t, dir, configure)
 }
 
 func checkpoints(t *testing.T, s *proxy.Server, scope, id string) []kv.Checkpoint {
 	t.Helper()
-	cps, err := s.Store.Checkpoints(t.Context(), scope, id, 0)
+	cps, err := s.Engine.Store.Checkpoints(t.Context(), scope, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +75,7 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	clk := newClock()
 	configure := func(s *proxy.Server) {
-		s.TranscriptRoots, s.Now = []string{tr.root}, clk.Now
+		s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.root}, clk.Now
 	}
 	s, closeS := openAt(t, dir, configure)
 	for i := 1; i <= 9; i++ {
@@ -152,7 +124,7 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 func TestReinforcementOncePerEpoch(t *testing.T) {
 	tr := newTree(t, "S")
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots, s.Now = []string{tr.root}, clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.root}, clk.Now })
 	hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
 	prompt(t, s, tr, "S", 1, "Port the parser to Go. OBJ-4242. Never touch vendor/.")
 	prompt(t, s, tr, "S", 2, "Now the lexer.")
@@ -173,8 +145,8 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 			t.Errorf("reinforcement lacks %q:\n%s", want, got)
 		}
 	}
-	if len(got) > s.MaxContextChars {
-		t.Errorf("reinforcement is %d chars, over %d", len(got), s.MaxContextChars)
+	if len(got) > s.Engine.Config.MaxContextChars {
+		t.Errorf("reinforcement is %d chars, over %d", len(got), s.Engine.Config.MaxContextChars)
 	}
 	if sess := mustSession(t, s, "S"); sess.Compactions != 1 || sess.ReinforcedEpoch != 1 {
 		t.Fatalf("after the first compaction: compactions %d reinforced %d", sess.Compactions, sess.ReinforcedEpoch)
@@ -224,7 +196,7 @@ func TestRecoveredAtSessionStart(t *testing.T) {
 	}
 	tr := newTree(t, "A")
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots, s.Now = []string{tr.root}, clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.root}, clk.Now })
 	start := func(sid, source, cwd string) string {
 		return hook(t, s, map[string]any{"session_id": sid, "cwd": cwd, "hook_event_name": "SessionStart", "source": source})
 	}
@@ -275,8 +247,8 @@ func TestRecoveredScopeIsolation(t *testing.T) {
 	s := MustOpenServer(t, nil)
 	ctx := t.Context()
 	// A checkpoint in another scope, same project, just now.
-	if _, err := s.Store.PutCheckpoint(ctx, kv.Checkpoint{Scope: "other", SessionID: "X", Project: "/p", ProjectNorm: "/p",
-		Trigger: kv.TriggerPeriodic, Digest: kv.Digest{Objective: "SECRET-SCOPE objective"}, CreatedAt: s.Now()}); err != nil {
+	if _, err := s.Engine.Store.PutCheckpoint(ctx, kv.Checkpoint{Scope: "other", SessionID: "X", Project: "/p", ProjectNorm: "/p",
+		Trigger: kv.TriggerPeriodic, Digest: kv.Digest{Objective: "SECRET-SCOPE objective"}, CreatedAt: s.Engine.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	got := hook(t, s, map[string]any{"session_id": "Y", "cwd": "/p", "hook_event_name": "SessionStart", "source": "startup"})
@@ -284,7 +256,7 @@ func TestRecoveredScopeIsolation(t *testing.T) {
 		t.Fatalf("another scope's checkpoint recovered: %q", got)
 	}
 	// The same through a plugin harness's first model call.
-	consume(t, s, adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: "ses_Y", Cwd: "/p", At: s.Now()})
+	consume(t, s, adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: "ses_Y", Cwd: "/p", At: s.Engine.Now()})
 	if _, got := getInject(t, s, "harness=opencode&session=ses_Y"); got != "" {
 		t.Fatalf("another scope's checkpoint recovered by inject: %q", got)
 	}
@@ -330,7 +302,7 @@ func TestCheckpointAPI(t *testing.T) {
 
 func TestStreamCheckpointsAndBlocks(t *testing.T) {
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.Now = clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Now = clk.Now })
 	at := func(e adapters.Event) adapters.Event { e.At = clk.Now(); return e }
 
 	// An earlier session of the project left a checkpoint.
@@ -393,7 +365,7 @@ func TestCheckpointsPruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Add(30 * 24 * time.Hour) // all of them past the retention
-	s, _ := openAt(t, dir, func(s *proxy.Server) { s.Now = clk.Now })
+	s, _ := openAt(t, dir, func(s *proxy.Server) { s.Engine.Now = clk.Now })
 	deadline := time.Now().Add(5 * time.Second)
 	for len(checkpoints(t, s, "default", "S")) != 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -405,7 +377,7 @@ func TestCheckpointsPruned(t *testing.T) {
 
 func TestPeriodicByTime(t *testing.T) {
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.Now = clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Now = clk.Now })
 	turn := func(id string) {
 		e := oc(adapters.KindTurns, "ses_T")
 		e.At = clk.Now().Add(-48 * time.Hour) // a session from the harness's history
@@ -426,7 +398,7 @@ func TestPeriodicByTime(t *testing.T) {
 
 func TestPreCompactionReportedTwice(t *testing.T) {
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.Now = clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Now = clk.Now })
 	e := oc(adapters.KindTurns, "ses_D")
 	e.Harness, e.At = "openclaw", clk.Now()
 	e.Turns = []adapters.Turn{{ID: "d1", Role: "user", Text: "Tidy the docs. DUP-3."}}

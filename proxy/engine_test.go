@@ -109,14 +109,14 @@ func resultEv(tr tree, sid, toolUseID, agentID, text string) map[string]any {
 // TestSpawnRecordAwaited sets the real bound.
 func openEngine(t *testing.T, tr tree) *proxy.Server {
 	return MustOpenServer(t, func(s *proxy.Server) {
-		s.TranscriptRoots = []string{tr.root}
-		s.SpawnRecordWait = 5 * time.Millisecond
+		s.Engine.Config.TranscriptRoots = []string{tr.root}
+		s.Engine.Config.SpawnRecordWait = 5 * time.Millisecond
 	})
 }
 
 func mustSession(t *testing.T, s *proxy.Server, id string) kv.Session {
 	t.Helper()
-	sess, err := s.Store.GetSession(t.Context(), "default", id)
+	sess, err := s.Engine.Store.GetSession(t.Context(), "default", id)
 	if err != nil {
 		t.Fatalf("session %s: %v", id, err)
 	}
@@ -125,7 +125,7 @@ func mustSession(t *testing.T, s *proxy.Server, id string) kv.Session {
 
 func mustRun(t *testing.T, s *proxy.Server, id string) kv.Run {
 	t.Helper()
-	r, err := s.Store.GetRun(t.Context(), "default", id)
+	r, err := s.Engine.Store.GetRun(t.Context(), "default", id)
 	if err != nil {
 		t.Fatalf("run %s: %v", id, err)
 	}
@@ -182,7 +182,10 @@ func TestNothingToInherit(t *testing.T) {
 
 func TestInheritDisabled(t *testing.T) {
 	tr := newTree(t, "S")
-	s := MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root}; s.Inherit.Enabled = false })
+	s := MustOpenServer(t, func(s *proxy.Server) {
+		s.Engine.Config.TranscriptRoots = []string{tr.root}
+		s.Engine.Config.Passive = true
+	})
 	hook(t, s, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "objective here"}))
 	hook(t, s, spawnEv(tr, "S", "toolu_1", "Explore", "task", ""))
 	if got := hook(t, s, startEv(tr, "S", "agent1", "Explore")); got != "" {
@@ -247,10 +250,10 @@ func TestCompactionAgentIgnored(t *testing.T) {
 	tr := newTree(t, "S")
 	s := openEngine(t, tr)
 	hook(t, s, ev(tr, "S", "SubagentStop", map[string]any{"agent_id": "acompact1", "agent_type": "", "last_assistant_message": "summary"}))
-	if _, err := s.Store.GetSession(t.Context(), "default", "S:acompact1"); err == nil {
+	if _, err := s.Engine.Store.GetSession(t.Context(), "default", "S:acompact1"); err == nil {
 		t.Fatal("compaction agent recorded as a session")
 	}
-	runs, _ := s.Store.ListRuns(t.Context(), "default", kv.RunFilter{})
+	runs, _ := s.Engine.Store.ListRuns(t.Context(), "default", kv.RunFilter{})
 	if len(runs) != 0 {
 		t.Fatalf("got %d runs", len(runs))
 	}
@@ -289,7 +292,7 @@ func TestIngest(t *testing.T) {
 		os.Remove(tr.transcript)
 		appendLines(t, tr.transcript, userLine("u1", "one"), userLine("u3", "three"))
 		hook(t, s, ev(tr, "S", "Stop", nil))
-		turns, _ := s.Store.Turns(t.Context(), "default", "S", 0, 0)
+		turns, _ := s.Engine.Store.Turns(t.Context(), "default", "S", 0, 0)
 		if len(turns) != 2 || turns[0].SourceID != "u1" || turns[1].SourceID != "u3" {
 			t.Fatalf("after replace: got %+v", turns)
 		}
@@ -328,12 +331,19 @@ func TestIngest(t *testing.T) {
 	})
 	t.Run("ReadCap", func(t *testing.T) {
 		tr := newTree(t, "S")
-		s := MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root}; s.MaxReadBytes = 300 })
+		s := MustOpenServer(t, func(s *proxy.Server) {
+			s.Engine.Config.TranscriptRoots = []string{tr.root}
+			s.Engine.Config.HookReadBytes, s.Engine.Config.MaxReadBytes = 300, 300
+		})
 		appendLines(t, tr.transcript, userLine("big", strings.Repeat("x", 1000)), userLine("u1", "a"), userLine("u2", "b"), userLine("u3", "c"))
-		for range 10 {
-			hook(t, s, ev(tr, "S", "Stop", nil))
+		// More than a hook reads: the rest is read in the background, 300 bytes at a time.
+		hook(t, s, ev(tr, "S", "Stop", nil))
+		var turns []kv.Turn
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if turns, _ = s.Engine.Store.Turns(t.Context(), "default", "S", 0, 0); len(turns) >= 3 {
+				break
+			}
 		}
-		turns, _ := s.Store.Turns(t.Context(), "default", "S", 0, 0)
 		var ids []string
 		for _, tt := range turns {
 			ids = append(ids, tt.SourceID)
@@ -353,7 +363,10 @@ func toolUseLine(uuid, toolUseID, text string) string {
 // work.
 func TestSpawnRecordAwaited(t *testing.T) {
 	tr := newTree(t, "S")
-	s := MustOpenServer(t, func(s *proxy.Server) { s.TranscriptRoots = []string{tr.root}; s.SpawnRecordWait = 2 * time.Second })
+	s := MustOpenServer(t, func(s *proxy.Server) {
+		s.Engine.Config.TranscriptRoots = []string{tr.root}
+		s.Engine.Config.SpawnRecordWait = 2 * time.Second
+	})
 	appendLines(t, tr.transcript, userLine("u1", "Port the parser."))
 	hook(t, s, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
 	hook(t, s, spawnEv(tr, "S", "toolu_late", "Explore", "find callers", ""))

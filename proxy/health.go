@@ -21,7 +21,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.Store.Check(ctx); err != nil {
+	if err := s.store().Check(ctx); err != nil {
 		s.Logger.Warn("not ready", "error", err)
 		s.writeError(w, r, Errorf(ECodeUnavailable, "store not writable"))
 		return

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heirloom-dev/heirloom/adapters"
 )
 
 // Outcomes of a call forwarded to an upstream hook target: the outcome label of
@@ -23,30 +26,83 @@ const (
 // outcomes lists every outcome, for pre-creating the counter's series.
 var outcomes = []string{OutcomeOK, OutcomeUnreachable, OutcomeTimeout, OutcomeStatus, OutcomeInvalid, OutcomeOversized}
 
-// metrics are the server's Prometheus collectors.
+// Sources and outcomes of heirloom_adapter_events_total: where an event came from, and what
+// became of it.
+const (
+	sourceHook   = "hook"   // a hook call (POST /hooks/{harness} from a hook or the shim)
+	sourcePlugin = "plugin" // an event a harness's plugin posted
+
+	outcomeAccepted  = "accepted"  // decoded and applied (an event of an unknown kind is ignored)
+	outcomeMalformed = "malformed" // could not be decoded: answered 400, never retried
+	outcomeRefused   = "refused"   // not taken: the body was over the size limit
+	outcomeFailed    = "failed"    // decoded, but the engine failed or ran past the hook's deadline
+)
+
+// metrics are the server's Prometheus collectors. No label holds a session id: every label
+// value comes from a fixed set (harness names from the registry, outcomes, event names only
+// for events the adapter knows).
 type metrics struct {
-	upstream *prometheus.CounterVec // heirloom_upstream_requests_total{harness, outcome}
+	upstream *prometheus.CounterVec   // heirloom_upstream_requests_total{harness, outcome}
+	events   *prometheus.CounterVec   // heirloom_adapter_events_total{harness, source, outcome}
+	hooks    *prometheus.HistogramVec // heirloom_hook_duration_seconds{harness, event}
 }
 
 // newMetrics registers the server's collectors with reg. A collector already registered there
 // (by another Server on the same registry) is shared.
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	upstream := prometheus.NewCounterVec(prometheus.CounterOpts{
+	upstream, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "heirloom_upstream_requests_total",
 		Help: "Hook calls forwarded to an upstream hook target, by harness and outcome (ok, unreachable, timeout, status, invalid, oversized). Every outcome but ok replied with heirloom's context alone.",
-	}, []string{"harness", "outcome"})
-	if err := reg.Register(upstream); err != nil {
+	}, []string{"harness", "outcome"}))
+	if err != nil {
+		return nil, err
+	}
+	events, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "heirloom_adapter_events_total",
+		Help: "Events each adapter received, by harness, source (hook, plugin, stream) and outcome: accepted, malformed (could not be decoded), refused (not taken: over the size limit, or dropped by a stream client), failed (the engine failed or ran past the hook's deadline).",
+	}, []string{"harness", "source", "outcome"}))
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "heirloom_hook_duration_seconds",
+		Help:    "Time from a hook call's arrival to heirloom's reply, by harness and event (other: an event the adapter does not know).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	}, []string{"harness", "event"}))
+	if err != nil {
+		return nil, err
+	}
+	return &metrics{upstream: upstream, events: events, hooks: hooks}, nil
+}
+
+// register registers c with reg, or returns the equal collector registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
 		var already prometheus.AlreadyRegisteredError
 		if !errors.As(err, &already) {
-			return nil, err
+			return c, err
 		}
-		existing, ok := already.ExistingCollector.(*prometheus.CounterVec)
+		existing, ok := already.ExistingCollector.(C)
 		if !ok {
-			return nil, err
+			return c, err
 		}
-		upstream = existing
+		return existing, nil
 	}
-	return &metrics{upstream: upstream}, nil
+	return c, nil
+}
+
+// event counts one event of harness from source with outcome.
+func (m *metrics) event(harness, source, outcome string) {
+	m.events.WithLabelValues(harness, source, outcome).Inc()
+}
+
+// hookDone observes how long the hook call ev of harness took.
+func (m *metrics) hookDone(harness string, ev adapters.Event, d time.Duration) {
+	name := ev.Name
+	if ev.Kind == adapters.KindUnknown || name == "" {
+		name = "other"
+	}
+	m.hooks.WithLabelValues(harness, name).Observe(d.Seconds())
 }
 
 // handleMetrics serves the registry in the Prometheus text format.

@@ -47,8 +47,13 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		route := r.Pattern
-		if route == "" {
+		switch h := r.PathValue("harness"); {
+		case route == "":
 			route = "(none)"
+		case route == "/hooks/{harness}" && h != "":
+			if _, ok := s.Harnesses.Get(h); ok { // a known name: the set is fixed
+				route = "/hooks/" + h
+			}
 		}
 		args := []any{"method", r.Method, "route", route, "status", sw.status, "latency", time.Since(start).Round(time.Microsecond).String()}
 		switch {

@@ -10,14 +10,26 @@ import (
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
-// keyedHarness is a PluginHarness over OpenClaw-shaped keys ("agent:<scope>:…"); its plugin
+// keyedHarness is an adapters.Plugin over OpenClaw-shaped keys ("agent:<scope>:…"); its plugin
 // posts {"hook","session","parent"} bodies.
 type keyedHarness struct{}
 
-func (keyedHarness) Harness() string { return "openclaw" }
+// withOpenClaw registers keyedHarness as "openclaw" beside Claude Code, with gw (when not nil)
+// as its Gateway.
+func withOpenClaw(s *proxy.Server, gw adapters.Describer) {
+	reg, err := adapters.NewRegistry(claudecode.Registration(), adapters.Registration{Name: "openclaw", Plugin: keyedHarness{}})
+	if err != nil {
+		panic(err)
+	}
+	s.Harnesses = reg
+	if gw != nil {
+		s.Engine.Describers = map[string]adapters.Describer{"openclaw": gw}
+	}
+}
 
 func (keyedHarness) DecodeHook(body []byte) (adapters.Event, error) {
 	var in struct{ Hook, Session, Parent string }
@@ -46,7 +58,7 @@ func (keyedHarness) ScopeOf(key string) string {
 
 func (keyedHarness) IsSubagent(key string) bool { return strings.Contains(key, ":subagent:") }
 
-// gateway is a SessionDescriber that answers from a table, or blocks until its context ends.
+// gateway is an adapters.Describer that answers from a table, or blocks until its context ends.
 type gateway struct {
 	mu      sync.Mutex
 	events  map[string][]adapters.Event
@@ -92,7 +104,7 @@ func clawParentEvents() []adapters.Event {
 }
 
 func TestPluginHook(t *testing.T) {
-	s := MustOpenServer(t, func(s *proxy.Server) { s.OpenClaw = keyedHarness{} })
+	s := MustOpenServer(t, func(s *proxy.Server) { withOpenClaw(s, nil) })
 	consume(t, s, clawParentEvents()...)
 	url := s.URL() + "/hooks/openclaw"
 
@@ -101,17 +113,17 @@ func TestPluginHook(t *testing.T) {
 		if status != 200 || len(got) != 0 {
 			t.Fatalf("got %d %v, want 200 {}", status, got)
 		}
-		child, err := s.Store.GetSession(t.Context(), "research", clawChild)
+		child, err := s.Engine.Store.GetSession(t.Context(), "research", clawChild)
 		if err != nil || child.ParentID != clawParent || child.Depth != 1 || child.Harness != "openclaw" {
 			t.Fatalf("child in scope research: got %+v, %v", child, err)
 		}
-		if _, err := s.Store.GetSession(t.Context(), "default", clawChild); err == nil {
+		if _, err := s.Engine.Store.GetSession(t.Context(), "default", clawChild); err == nil {
 			t.Errorf("child stored in the configured scope too, want only in its key's scope")
 		}
 	})
 	t.Run("CompactionCounted", func(t *testing.T) {
 		do(t, "POST", url, `{"hook":"after_compaction","session":"`+clawParent+`"}`, nil)
-		if p, _ := s.Store.GetSession(t.Context(), "research", clawParent); p.Compactions != 1 {
+		if p, _ := s.Engine.Store.GetSession(t.Context(), "research", clawParent); p.Compactions != 1 {
 			t.Errorf("compactions: got %d, want 1", p.Compactions)
 		}
 	})
@@ -146,7 +158,7 @@ func TestPluginHook_NotConfigured(t *testing.T) {
 
 func TestInject_OpenClaw(t *testing.T) {
 	t.Run("ChildInheritsFromItsKeysScope", func(t *testing.T) {
-		s := MustOpenServer(t, func(s *proxy.Server) { s.OpenClaw = keyedHarness{} })
+		s := MustOpenServer(t, func(s *proxy.Server) { withOpenClaw(s, nil) })
 		child := adapters.Event{Harness: "openclaw", Scope: "research", Kind: adapters.KindSessionStart, SessionID: clawChild, ParentSessionID: clawParent}
 		consume(t, s, append(clawParentEvents(), child)...)
 		status, text := getInject(t, s, "harness=openclaw&session="+clawChild)
@@ -161,7 +173,7 @@ func TestInject_OpenClaw(t *testing.T) {
 	t.Run("UnknownParentAskedOfTheGateway", func(t *testing.T) {
 		link := adapters.Event{Harness: "openclaw", Scope: "research", Kind: adapters.KindSessionUpdate, SessionID: clawChild, ParentSessionID: clawParent}
 		gw := &gateway{events: map[string][]adapters.Event{clawChild: {link}}}
-		s := MustOpenServer(t, func(s *proxy.Server) { s.OpenClaw, s.OpenClawGateway = keyedHarness{}, gw })
+		s := MustOpenServer(t, func(s *proxy.Server) { withOpenClaw(s, gw) })
 		consume(t, s, clawParentEvents()...)
 		if _, text := getInject(t, s, "harness=openclaw&session="+clawChild); !strings.Contains(text, "CLAWMARK-7") {
 			t.Fatalf("got %q, want the block built after asking the Gateway", text)
@@ -181,7 +193,8 @@ func TestInject_OpenClaw(t *testing.T) {
 	t.Run("SlowGatewayBoundedByDescribeWait", func(t *testing.T) {
 		gw := &gateway{block: true}
 		s := MustOpenServer(t, func(s *proxy.Server) {
-			s.OpenClaw, s.OpenClawGateway, s.DescribeWait = keyedHarness{}, gw, 50*time.Millisecond
+			withOpenClaw(s, gw)
+			s.Engine.Config.DescribeWait = 50 * time.Millisecond
 		})
 		if status, text := getInject(t, s, "harness=openclaw&session="+clawChild); status != 200 || text != "" {
 			t.Fatalf("got %d %q, want 200 and nothing", status, text)
@@ -194,7 +207,7 @@ func TestInject_OpenClaw(t *testing.T) {
 	})
 	t.Run("NeverAskedWhenNegative", func(t *testing.T) {
 		gw := &gateway{}
-		s := MustOpenServer(t, func(s *proxy.Server) { s.OpenClaw, s.OpenClawGateway, s.DescribeWait = keyedHarness{}, gw, -1 })
+		s := MustOpenServer(t, func(s *proxy.Server) { withOpenClaw(s, gw); s.Engine.Config.DescribeWait = -1 })
 		getInject(t, s, "harness=openclaw&session="+clawChild)
 		if got := gw.questions(); len(got) != 0 {
 			t.Errorf("questions: got %v, want none", got)
@@ -206,7 +219,7 @@ func TestInject_OpenClaw(t *testing.T) {
 // the plugin passes the workspace. A new session then recovers its project's latest checkpoint on
 // its first call; without the directory it has no project and recovers nothing.
 func TestInject_DirectoryGivesAProject(t *testing.T) {
-	s := MustOpenServer(t, func(s *proxy.Server) { s.OpenClaw = keyedHarness{} })
+	s := MustOpenServer(t, func(s *proxy.Server) { withOpenClaw(s, nil) })
 	evs := clawParentEvents()
 	for i := range evs {
 		evs[i].Cwd = t.TempDir()
@@ -224,7 +237,7 @@ func TestInject_DirectoryGivesAProject(t *testing.T) {
 	if status != 200 || !strings.Contains(text, "## Recovered Session Checkpoint") || !strings.Contains(text, "CLAWMARK-7") {
 		t.Fatalf("got %d %q, want the project's recovered checkpoint", status, text)
 	}
-	if fresh, err := s.Store.GetSession(t.Context(), "research", "agent:research:fresh"); err != nil || fresh.Project != dir || fresh.Harness != "openclaw" {
+	if fresh, err := s.Engine.Store.GetSession(t.Context(), "research", "agent:research:fresh"); err != nil || fresh.Project != dir || fresh.Harness != "openclaw" {
 		t.Errorf("fresh session: got %+v, %v; want it recorded with its project", fresh, err)
 	}
 	if _, text := getInject(t, s, "harness=openclaw&session=agent:research:other"); text != "" {
@@ -232,7 +245,7 @@ func TestInject_DirectoryGivesAProject(t *testing.T) {
 	}
 	// A session heirloom has not heard of is not created from a directory alone.
 	getInject(t, s, "harness=openclaw&session=agent:research:unknown&directory="+url.QueryEscape(dir))
-	if _, err := s.Store.GetSession(t.Context(), "research", "agent:research:unknown"); err == nil {
+	if _, err := s.Engine.Store.GetSession(t.Context(), "research", "agent:research:unknown"); err == nil {
 		t.Errorf("an unknown session was recorded from an inject call")
 	}
 }

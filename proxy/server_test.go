@@ -6,44 +6,78 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
-// MustOpenServer opens a Server on 127.0.0.1:0 over a real store in a temp dir; both close in
-// t.Cleanup. Set fields with configure before Open.
+// MustOpenServer opens a Server on 127.0.0.1:0 with an engine over a real store in a temp dir;
+// all three close in t.Cleanup. Set fields with configure before Open (the engine is
+// s.Engine; its Harnesses follow s.Harnesses unless configure sets them).
 func MustOpenServer(tb testing.TB, configure func(*proxy.Server)) *proxy.Server {
 	tb.Helper()
-	store := kv.NewStore(tb.TempDir())
+	s, _ := openServer(tb, tb.TempDir(), configure)
+	return s
+}
+
+// claudeOnly is the registry of the tests that speak only Claude Code.
+func claudeOnly(tb testing.TB) *adapters.Registry {
+	reg, err := adapters.NewRegistry(claudecode.Registration())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg
+}
+
+// openServer opens a Server and its engine over the store in dir; close closes all three
+// (also run at cleanup).
+func openServer(tb testing.TB, dir string, configure func(*proxy.Server)) (s *proxy.Server, close func()) {
+	tb.Helper()
+	store := kv.NewStore(dir)
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}
-	s := proxy.NewServer()
+	eng := engine.New(store, "default")
+	s = proxy.NewServer()
 	s.Addr = "127.0.0.1:0"
-	s.Store = store
-	s.Scope = "default"
-	s.ClaudeCode = claudecode.Adapter{}
+	s.Engine = eng
+	s.Harnesses = claudeOnly(tb)
 	if configure != nil {
 		configure(s)
+	}
+	if eng.Harnesses == nil {
+		eng.Harnesses = s.Harnesses
+	}
+	if err := eng.Open(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 	if err := s.Open(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			tb.Error(err)
-		}
-		if err := store.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return s
+	var once sync.Once
+	close = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Close(ctx); err != nil {
+				tb.Error(err)
+			}
+			if err := eng.Close(ctx); err != nil {
+				tb.Error(err)
+			}
+			if err := store.Close(); err != nil {
+				tb.Error(err)
+			}
+		})
+	}
+	tb.Cleanup(close)
+	return s, close
 }
 
 // do sends one request and returns the status and the decoded JSON body.
@@ -125,7 +159,7 @@ func TestHookRecordsSession(t *testing.T) {
 	}
 	prompt := `{"session_id":"s1","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"build the thing"}`
 	do(t, http.MethodPost, s.URL()+"/hooks/claude-code", prompt, nil)
-	sess, err := s.Store.GetSession(t.Context(), "default", "s1")
+	sess, err := s.Engine.Store.GetSession(t.Context(), "default", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +189,7 @@ func TestProbesAndRoutes(t *testing.T) {
 
 func TestReadyzStoreClosed(t *testing.T) {
 	s := MustOpenServer(t, nil)
-	if err := s.Store.Close(); err != nil {
+	if err := s.Engine.Store.Close(); err != nil {
 		t.Fatal(err)
 	}
 	status, got, _ := do(t, "GET", s.URL()+"/readyz", "", nil)
@@ -228,8 +262,7 @@ func TestServerLifecycle(t *testing.T) {
 		a := MustOpenServer(t, nil)
 		b := proxy.NewServer()
 		b.Addr = strings.TrimPrefix(a.URL(), "http://")
-		b.Store = a.Store
-		b.Scope = "default"
+		b.Engine = a.Engine
 		if err := b.Open(); err == nil {
 			b.Close(ctx)
 			t.Fatal("second Open on a used address: got nil error")

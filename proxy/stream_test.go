@@ -19,7 +19,7 @@ func oc(kind adapters.Kind, sid string) adapters.Event {
 func consume(t *testing.T, s *proxy.Server, evs ...adapters.Event) {
 	t.Helper()
 	for _, ev := range evs {
-		if err := s.Consume(t.Context(), ev); err != nil {
+		if err := s.Engine.Consume(t.Context(), ev); err != nil {
 			t.Fatalf("consume %s: %v", ev.Kind, err)
 		}
 	}
@@ -57,7 +57,7 @@ func TestStreamLineageAndInject(t *testing.T) {
 	if r := mustRun(t, s, "call_1"); r.ChildID != "ses_C" || r.Status != kv.RunRunning || r.RootID != "ses_P" {
 		t.Fatalf("run: got %+v", r)
 	}
-	turns, _ := s.Store.Turns(t.Context(), "default", "ses_P", 0, 0)
+	turns, _ := s.Engine.Store.Turns(t.Context(), "default", "ses_P", 0, 0)
 	if len(turns) != 2 || turns[1].Text != "Looking at parse.go first." {
 		t.Fatalf("parent turns (the growing part must be upserted): got %+v", turns)
 	}
@@ -111,7 +111,7 @@ func TestStreamIdleEndsRun(t *testing.T) {
 }
 
 func TestSpawnCheck(t *testing.T) {
-	s := MustOpenServer(t, func(s *proxy.Server) { s.MaxSpawnDepth = 1 })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.MaxSpawnDepth = 1 })
 	root := oc(adapters.KindSessionStart, "ses_P")
 	child := oc(adapters.KindSessionStart, "ses_C")
 	child.ParentSessionID = "ses_P"

@@ -179,7 +179,7 @@ func (s *Server) mergeUpstream(resp *http.Response, ev adapters.Event, ours func
 		return nil, &upstreamError{OutcomeOversized, fmt.Errorf("reply over %d bytes", MaxUpstreamBytes)}
 	}
 	mine := ours()
-	merged, err := Merge(ev.Name, replyContext(mine), body, s.MaxContextChars)
+	merged, err := Merge(ev.Name, replyContext(mine), body, s.Engine.Config.MaxContextChars)
 	if err != nil {
 		return nil, &upstreamError{OutcomeInvalid, err}
 	}

@@ -104,11 +104,12 @@ func newProxyFixture(t *testing.T, handle http.HandlerFunc, configure func(*prox
 	}
 	open := func(withUpstream bool) *proxy.Server {
 		return MustOpenServer(t, func(s *proxy.Server) {
-			s.TranscriptRoots = []string{f.tr.root}
-			s.SpawnRecordWait = 5 * time.Millisecond
+			s.Engine.Config.TranscriptRoots = []string{f.tr.root}
+			s.Engine.Config.SpawnRecordWait = 5 * time.Millisecond
 			s.HookTimeout = 10 * time.Second
+			s.Upstreams = map[string]*proxy.Upstream{"claude-code": {}}
 			if f.up != nil {
-				s.ClaudeCodeUpstream = proxy.Upstream{URL: f.up.URL + "/hook"}
+				s.Upstreams["claude-code"].URL = f.up.URL + "/hook"
 			}
 			if configure != nil {
 				configure(s)
@@ -116,7 +117,7 @@ func newProxyFixture(t *testing.T, handle http.HandlerFunc, configure func(*prox
 			if withUpstream {
 				s.Logger = hclog.New(&hclog.LoggerOptions{Output: f.log, Level: hclog.Warn, JSONFormat: true})
 			} else {
-				s.ClaudeCodeUpstream = proxy.Upstream{}
+				delete(s.Upstreams, "claude-code")
 			}
 		})
 	}
@@ -260,7 +261,7 @@ func TestUpstreamMerge(t *testing.T) {
 	t.Run("TrimmedUnderTheCap", func(t *testing.T) {
 		long := strings.Repeat("upstream memory line. ", 1000) // 22,000 characters
 		f := newProxyFixture(t, reply(`{"systemMessage":"kept","hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":`+jsonStr(long)+`}}`),
-			func(s *proxy.Server) { s.MaxContextChars = 2000 })
+			func(s *proxy.Server) { s.Engine.Config.MaxContextChars = 2000 })
 		got, ours := f.call(t, f.prime(t))
 		block := additionalContext(t, ours)
 		ctx := additionalContext(t, got)
@@ -282,9 +283,9 @@ func TestUpstreamMerge(t *testing.T) {
 func TestUpstreamRequest(t *testing.T) {
 	f := newProxyFixture(t, reply(`{}`), func(s *proxy.Server) {
 		s.Token = "heirloom-secret"
-		s.ClaudeCodeUpstream.URL += "?team=a"
-		s.ClaudeCodeUpstream.Header = http.Header{"X-Api-Key": {"k-123"}, "Authorization": {"Basic overridden"}}
-		s.ClaudeCodeUpstream.Token = "up-token"
+		s.Upstreams["claude-code"].URL += "?team=a"
+		s.Upstreams["claude-code"].Header = http.Header{"X-Api-Key": {"k-123"}, "Authorization": {"Basic overridden"}}
+		s.Upstreams["claude-code"].Token = "up-token"
 	})
 	body := []byte(`{"session_id":"P","cwd":"/work/app","hook_event_name":"SessionStart","source":"startup", "x-new-field" : [1,2]}`)
 	req, _ := http.NewRequest(http.MethodPost, f.heirloom.URL()+"/hooks/claude-code", bytes.NewReader(body))
@@ -388,9 +389,9 @@ func TestUpstreamFailures(t *testing.T) {
 				ln.Close()
 			}
 			f := newProxyFixture(t, handle, func(s *proxy.Server) {
-				s.ClaudeCodeUpstream.Timeout = 300 * time.Millisecond
+				s.Upstreams["claude-code"].Timeout = 300 * time.Millisecond
 				if url != "" {
-					s.ClaudeCodeUpstream.URL = url
+					s.Upstreams["claude-code"].URL = url
 				}
 			})
 			payload := f.prime(t)
@@ -442,7 +443,7 @@ func TestUpstreamPassive(t *testing.T) {
 		}
 		json.NewDecoder(r.Body).Decode(&in)
 		io.WriteString(w, replies[in.Event])
-	}, func(s *proxy.Server) { s.Inherit.Enabled = false })
+	}, func(s *proxy.Server) { s.Engine.Config.Passive = true })
 	f.prime(t)
 	calls := []map[string]any{
 		ev(f.tr, "P", "SessionStart", map[string]any{"source": "resume"}),
@@ -486,9 +487,8 @@ func TestUpstreamUndecodable(t *testing.T) {
 func TestUpstreamOpen(t *testing.T) {
 	for _, url := range []string{"127.0.0.1:8080", "ftp://x/hook", "http:///nohost", "://bad"} {
 		s := proxy.NewServer()
-		s.Addr, s.Scope = "127.0.0.1:0", "default"
-		s.Store = MustOpenServer(t, nil).Store
-		s.ClaudeCodeUpstream = proxy.Upstream{URL: url}
+		s.Addr, s.Engine, s.Harnesses = "127.0.0.1:0", MustOpenServer(t, nil).Engine, claudeOnly(t)
+		s.Upstreams = map[string]*proxy.Upstream{"claude-code": {URL: url}}
 		if err := s.Open(); err == nil {
 			s.Close(t.Context())
 			t.Errorf("Open with upstream %q: got nil, want an error", url)
@@ -500,7 +500,7 @@ func TestUpstreamOpen(t *testing.T) {
 func TestMetricsEndpoint(t *testing.T) {
 	s := MustOpenServer(t, func(s *proxy.Server) {
 		s.Token = "tok"
-		s.ClaudeCodeUpstream = proxy.Upstream{URL: "http://127.0.0.1:9/hook"}
+		s.Upstreams = map[string]*proxy.Upstream{"claude-code": {URL: "http://127.0.0.1:9/hook"}}
 	})
 	status := func(method, path, token string) (int, string) {
 		req, _ := http.NewRequest(method, s.URL()+path, nil)

@@ -44,7 +44,7 @@ func TestUpstreamParallel(t *testing.T) {
 		io.WriteString(w, `{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"upstream ran while heirloom worked"}}`)
 	}, func(s *proxy.Server) {
 		s.HookTimeout = 4 * time.Second
-		s.ClaudeCodeUpstream.Timeout = 4 * time.Second
+		s.Upstreams["claude-code"].Timeout = 4 * time.Second
 	})
 	payload := f.prime(t)
 	fifo = f.tr.transcript

@@ -138,12 +138,12 @@ func FuzzDecodeHook(f *testing.F) {
 	})
 }
 
-// hookSidecar is a stand-in for the heirloom sidecar: GET /api/inject answers with a context
+// hookSidecar is a stand-in for the heirloom sidecar: POST /api/inject answers with a context
 // for one session, POST /hooks/openclaw records bodies, and anything under /slow/ hangs until
 // the client gives up.
 type hookSidecar struct {
 	mu      sync.Mutex
-	injects []*http.Request
+	injects []string // the bodies of POST /api/inject
 	posts   [][]byte
 	auth    []string
 }
@@ -160,10 +160,13 @@ func (s *hookSidecar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	switch {
-	case r.Method == http.MethodGet && r.URL.Path == "/api/inject":
-		s.injects = append(s.injects, r)
+	case r.Method == http.MethodPost && r.URL.Path == "/api/inject":
+		b, _ := io.ReadAll(r.Body)
+		s.injects = append(s.injects, string(b))
+		var req struct{ Session string }
+		json.Unmarshal(b, &req)
 		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Query().Get("session") == "agent:main:subagent:child" {
+		if req.Session == "agent:main:subagent:child" {
 			io.WriteString(w, `{"context":"## Inherited from Parent Session\nobjective: ship it"}`)
 			return
 		}
@@ -312,13 +315,9 @@ func TestPluginBehaviour(t *testing.T) {
 
 	sidecar.mu.Lock()
 	defer sidecar.mu.Unlock()
-	var queries []string
-	for _, r := range sidecar.injects {
-		queries = append(queries, r.URL.RawQuery)
-	}
-	wantQueries := []string{"harness=openclaw&session=agent%3Amain%3Asubagent%3Achild", "harness=openclaw&session=agent%3Amain%3Aother", "harness=openclaw&session=agent%3Amain%3Asubagent%3Achild"}
-	if !slices.Equal(queries, wantQueries) {
-		t.Errorf("inject queries %q, want %q", queries, wantQueries)
+	wantBodies := []string{`{"harness":"openclaw","session":"agent:main:subagent:child"}`, `{"harness":"openclaw","session":"agent:main:other"}`, `{"harness":"openclaw","session":"agent:main:subagent:child"}`}
+	if !slices.Equal(sidecar.injects, wantBodies) {
+		t.Errorf("inject requests %q, want %q", sidecar.injects, wantBodies)
 	}
 	if !slices.Contains(sidecar.auth, "Bearer tok-1") || !slices.Contains(sidecar.auth, "Bearer tok-env") {
 		t.Errorf("authorization headers %q: want the configured token, then HEIRLOOM_TOKEN", sidecar.auth)

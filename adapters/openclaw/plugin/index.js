@@ -12,8 +12,8 @@
 // The typed hooks it uses need plugins.entries.heirloom.hooks.allowConversationAccess: true.
 //
 // Hooks (OpenClaw 2026.9):
-//   before_prompt_build  GET /api/inject?harness=openclaw&session=<ctx.sessionKey>
-//                        [&directory=<ctx.workspaceDir>]; a non-blank
+//   before_prompt_build  POST /api/inject {"harness":"openclaw","session":<ctx.sessionKey>
+//                        [,"directory":<ctx.workspaceDir>]}; a non-blank
 //                        {"context"} comes back as {prependSystemContext}: the top of the
 //                        system prompt, on every model request (never saved to history)
 //   subagent_spawned     POST /hooks/openclaw {hook, event, ctx}: names the child's parent
@@ -225,13 +225,13 @@ export default {
       if (!claim(event)) return
       const session = ctx && typeof ctx.sessionKey === "string" ? ctx.sessionKey.trim() : ""
       if (session === "") return
-      const params = { harness: "openclaw", session }
+      const request = { harness: "openclaw", session }
       // The Gateway's rows of top-level sessions carry no directory: the workspace tells
       // heirloom the session's project, which recovery at a session's start needs.
       if (ctx && typeof ctx.workspaceDir === "string" && ctx.workspaceDir.trim() !== "") {
-        params.directory = ctx.workspaceDir.trim()
+        request.directory = ctx.workspaceDir.trim()
       }
-      const text = contextOf(await call(cfg, "GET", "/api/inject", params))
+      const text = contextOf(await call(cfg, "POST", "/api/inject", undefined, request))
       if (text === "") return
       return { prependSystemContext: text }
     })

@@ -11,8 +11,8 @@
 // Hooks (OpenCode 1.18):
 //   event                               remembers each session's parentID from session.created,
 //                                       so requests can name the parent explicitly
-//   experimental.chat.system.transform  GET /api/inject → push the context onto output.system
-//   experimental.session.compacting     GET /api/inject&purpose=compacting → output.context
+//   experimental.chat.system.transform  POST /api/inject → push the context onto output.system
+//   experimental.session.compacting     POST /api/inject {purpose: "compacting"} → output.context
 //   tool.execute.before (tool "task")   POST /api/spawn-check → throw only on {"allow": false}
 //
 // No imports: it must load with nothing installed beside it. Every export of a plugin file must
@@ -40,7 +40,8 @@ async function call(method: "GET" | "POST", path: string, params: Params, body?:
     const headers: Record<string, string> = { accept: "application/json" }
     if (TOKEN) headers.authorization = `Bearer ${TOKEN}`
     if (body !== undefined) headers["content-type"] = "application/json"
-    const res = await fetch(`${BASE_URL}${path}?${new URLSearchParams(params)}`, {
+    const query = Object.keys(params).length > 0 ? `?${new URLSearchParams(params)}` : ""
+    const res = await fetch(`${BASE_URL}${path}${query}`, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -100,13 +101,13 @@ export const HeirloomPlugin = async (ctx?: { directory?: string }) => {
 
     "experimental.chat.system.transform": async (input: { sessionID?: string }, output: { system: string[] }) => {
       if (!input?.sessionID || !Array.isArray(output?.system)) return
-      const text = contextOf(await call("GET", "/api/inject", params(input.sessionID)))
+      const text = contextOf(await call("POST", "/api/inject", {}, params(input.sessionID)))
       if (text && !output.system.includes(text)) output.system.push(text)
     },
 
     "experimental.session.compacting": async (input: { sessionID: string }, output: { context: string[] }) => {
       if (!input?.sessionID || !Array.isArray(output?.context)) return
-      const text = contextOf(await call("GET", "/api/inject", params(input.sessionID, { purpose: "compacting" })))
+      const text = contextOf(await call("POST", "/api/inject", {}, params(input.sessionID, { purpose: "compacting" })))
       if (text && !output.context.includes(text)) output.context.push(text)
     },
 

@@ -1,0 +1,7 @@
+package adapters
+
+// DefaultMaxContextChars is the default cap on the context heirloom adds to one model call, in
+// UTF-16 code units (JavaScript string length): under Claude Code's 10,000-character
+// additionalContext cap, over which Claude Code replaces the text with a file reference, the
+// tightest cap of the harnesses. It is the one definition of this default.
+const DefaultMaxContextChars = 9500

@@ -1,0 +1,34 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Installer writes a harness's configuration so that the harness reaches heirloom: the work of
+// `heirloom install NAME`. It keeps the user's other settings and a backup, is idempotent, and
+// shows the change without making it under --dry-run.
+type Installer interface {
+	// Usage is the synopsis after "heirloom install ", e.g. "claude-code [--project DIR] [--dry-run]".
+	Usage() string
+	// Install parses args, the command line after the harness name (its own flags), and
+	// installs, saying on env.Stdout what it changed and what the user does next. Flags it
+	// cannot parse return an error wrapping ErrUsage, after the flag set printed why.
+	Install(ctx context.Context, args []string, env InstallEnv) error
+}
+
+// InstallEnv is what an Installer may use of the command that runs it.
+type InstallEnv struct {
+	// HookCommand is how a command hook runs heirloom's hook shim, before the harness name:
+	// "/path/to/heirloom-hook" when the light hook binary sits beside heirloom, else
+	// "/path/to/heirloom hook".
+	HookCommand string
+	// Getenv reads the environment (HEIRLOOM_URL, HEIRLOOM_TOKEN, the harness's own variables).
+	Getenv func(key string) string
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// ErrUsage reports a command line an Installer could not parse; the message is already printed.
+var ErrUsage = errors.New("usage")

@@ -1,0 +1,102 @@
+package adapters
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+)
+
+// Registration is everything heirloom can do with one harness; a nil field means the harness
+// lacks it. Each harness package returns its own (claudecode.Registration(), …) and main lists
+// them once in a Registry: the hook route /hooks/{name}, `heirloom hook NAME`, `heirloom
+// install NAME` and the engine's transcript reading all follow from that list, so a new harness
+// is one package plus one line. A harness whose events stream (OpenCode's server, OpenClaw's
+// Gateway) also has a client type main builds from its configuration; the client hands its
+// events to the engine as an adapters.Sink.
+type Registration struct {
+	// Name names the harness, as in Event.Harness and the /hooks/{name} route: lowercase
+	// letters, digits and dashes.
+	Name string
+	// Hooks decodes the hook calls the harness makes (command hooks through `heirloom hook
+	// NAME`, http hooks to POST /hooks/{name}) and encodes heirloom's replies.
+	Hooks Hooks
+	// Transcripts parses the transcript files the harness writes, which heirloom reads as hooks
+	// arrive.
+	Transcripts Transcripts
+	// SubagentMetas reads what the harness records about a sub-agent beside its transcript.
+	SubagentMetas SubagentMetas
+	// Plugin is heirloom's plugin inside the harness: it posts events to POST /hooks/{name} and
+	// asks POST /api/inject before each model call. A harness has Hooks or Plugin, not both.
+	Plugin Plugin
+	// Installer writes the harness's configuration so it reaches heirloom.
+	Installer Installer
+}
+
+// Plugin is what the sidecar needs of a harness that reaches heirloom through a plugin of its
+// own (OpenClaw): decoding what the plugin posts, and reading its session keys, which may name
+// their memory scope and say whether they belong to a sub-agent.
+type Plugin interface {
+	// DecodeHook decodes one body the plugin posted. Bad input returns an error wrapping
+	// ErrMalformed; a hook the adapter does not know decodes to KindUnknown.
+	DecodeHook(body []byte) (Event, error)
+	// ScopeOf returns the memory scope a session key names; "" means the configured scope.
+	ScopeOf(session string) string
+	// IsSubagent reports whether a session key, by itself, names a sub-agent.
+	IsSubagent(session string) bool
+}
+
+// Describer asks a streaming harness about one session now (OpenClaw's Gateway client).
+type Describer interface {
+	// Describe returns the session's current state as events for a Sink. It fails fast when
+	// not connected and honours ctx's deadline.
+	Describe(ctx context.Context, session string) ([]Event, error)
+}
+
+// Registry is the harnesses heirloom knows, by name. The zero value and nil know none.
+type Registry struct {
+	list   []Registration
+	byName map[string]int
+}
+
+// validName is the shape of a harness name.
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// NewRegistry returns a Registry of regs, in that order. A name that is malformed or given
+// twice is an error.
+func NewRegistry(regs ...Registration) (*Registry, error) {
+	r := &Registry{byName: make(map[string]int, len(regs))}
+	for _, reg := range regs {
+		if !validName.MatchString(reg.Name) {
+			return nil, fmt.Errorf("harness name %q: want lowercase letters, digits and dashes", reg.Name)
+		}
+		if _, dup := r.byName[reg.Name]; dup {
+			return nil, fmt.Errorf("harness %q registered twice", reg.Name)
+		}
+		if reg.Hooks != nil && reg.Plugin != nil {
+			return nil, fmt.Errorf("harness %q: hooks and a plugin both post to /hooks/%s; give one", reg.Name, reg.Name)
+		}
+		r.byName[reg.Name] = len(r.list)
+		r.list = append(r.list, reg)
+	}
+	return r, nil
+}
+
+// Get returns the registration of harness name; ok is false when none is registered.
+func (r *Registry) Get(name string) (reg Registration, ok bool) {
+	if r == nil {
+		return Registration{}, false
+	}
+	i, ok := r.byName[name]
+	if !ok {
+		return Registration{}, false
+	}
+	return r.list[i], true
+}
+
+// All returns every registration, in the order given to NewRegistry.
+func (r *Registry) All() []Registration {
+	if r == nil {
+		return nil
+	}
+	return append([]Registration(nil), r.list...)
+}

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/inject"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// checkpointTurns is how many of a session's latest turns one checkpoint reads; what came
+// before them reaches the digest through the previous checkpoint.
+const checkpointTurns = 200
+
+// checkpointWait bounds a checkpoint written while a harness waits (before a compaction).
+const checkpointWait = 2 * time.Second
+
+// reinforcementLookback is how many of a session's newest checkpoints the objective
+// reinforcement looks through for the one taken before the compaction.
+const reinforcementLookback = 20
+
+// SameCompaction is how close two compaction reports for one session must be to count as one:
+// OpenClaw reports a compaction on its Gateway and through the plugin's after_compaction, moments
+// apart, and a real compaction takes a model call, far longer.
+const SameCompaction = 10 * time.Second
+
+// Statements are what an agent or user states about a session through the API: kept on the
+// session before a checkpoint is taken. Every field may be empty.
+type Statements struct {
+	Decisions   []string // decisions made
+	Constraints []string // constraints that must keep holding
+	Objective   string   // replaces the session's objective when not blank
+}
+
+// Checkpoint keeps st on session key of scope (its objective replaced when one is given) and
+// writes a checkpoint with trigger (kv.TriggerAgent or kv.TriggerExplicit). It returns an
+// error wrapping kv.ErrNotFound when the session is not stored.
+func (e *Engine) Checkpoint(ctx context.Context, scope, key, trigger string, st Statements) (kv.Checkpoint, error) {
+	unlock := e.locks.lock(lockKey(scope, key))
+	defer unlock()
+	_, err := e.Store.UpdateSession(ctx, scope, key, func(sess *kv.Session, exists bool) error {
+		if !exists {
+			return kv.ErrNotFound
+		}
+		if o := strings.TrimSpace(st.Objective); o != "" {
+			sess.Objective = o
+		}
+		sess.Decisions = kv.AddStatements(sess.Decisions, st.Decisions...)
+		sess.Constraints = kv.AddStatements(sess.Constraints, st.Constraints...)
+		return nil
+	})
+	if err != nil {
+		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", key, err)
+	}
+	return e.checkpoint(ctx, scope, key, trigger, nil, nil)
+}
+
+// checkpoint builds the digest of session sessionID in scope from its stored session, its
+// latest turns (or recent, when the stored ones lag behind the transcript), the runs it
+// spawned and its previous checkpoint, and stores it as a checkpoint with trigger. extra are
+// decisions to record in this checkpoint only (a compaction's custom instructions). It returns
+// an error wrapping kv.ErrNotFound when the session is not stored.
+func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger string, extra []string, recent []kv.Turn) (kv.Checkpoint, error) {
+	window := checkpointTurns
+	if recent != nil {
+		window = 0
+	}
+	view, err := e.Store.View(ctx, scope, sessionID, kv.ViewOptions{
+		Tail: kv.TailWindow{MinTurns: window, MaxTurns: window}, Checkpoint: true,
+	})
+	if err != nil {
+		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
+	}
+	sess, turns := view.Session, view.Tail
+	if recent != nil {
+		turns = recent
+	}
+	runs, err := e.Store.ListRuns(ctx, scope, kv.RunFilter{ParentID: sessionID})
+	if err != nil {
+		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
+	}
+	var prev kv.Digest
+	if view.Checkpoint != nil {
+		prev = view.Checkpoint.Digest
+	}
+	d := inject.BuildDigest(inject.DigestInput{
+		Session:     sess,
+		Turns:       turns,
+		Runs:        runs,
+		Decisions:   append(append([]string(nil), sess.Decisions...), extra...),
+		Constraints: sess.Constraints,
+		Previous:    prev,
+	})
+	c, err := e.Store.PutCheckpoint(ctx, kv.Checkpoint{
+		Scope: scope, SessionID: sessionID, Harness: sess.Harness,
+		Project: sess.Project, ProjectNorm: sess.ProjectNorm, Trigger: trigger,
+		Epoch: sess.Compactions, Prompts: sess.Prompts, TurnSeq: sess.TurnCount,
+		Digest: d, CreatedAt: e.Now(),
+	})
+	if err != nil {
+		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
+	}
+	_, err = e.Store.UpdateSession(ctx, scope, sessionID, func(sess *kv.Session, exists bool) error {
+		if !exists {
+			return errUnchanged
+		}
+		sess.LastCheckpointPrompts = max(sess.LastCheckpointPrompts, c.Prompts)
+		if c.CreatedAt.After(sess.LastCheckpointAt) {
+			sess.LastCheckpointAt = c.CreatedAt
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return c, fmt.Errorf("checkpoint %s: %w", sessionID, err)
+	}
+	return c, nil
+}
+
+// checkpointDue reports whether sess, just given a prompt at now, is due a periodic
+// checkpoint: EveryPrompts prompts since its latest one, or Every since then with at least one
+// prompt in between. With no checkpoint yet, Every counts from the session's start, or from
+// when the engine opened if that is later: a session resynced from the harness's history is
+// not due at once for its age. Only top-level sessions take periodic checkpoints: a sub-agent's
+// task is short, and its parent's checkpoints cover it.
+func (e *Engine) checkpointDue(sess kv.Session, now time.Time) bool {
+	c := e.Config.Checkpoints
+	since := sess.Prompts - sess.LastCheckpointPrompts
+	if since <= 0 || sess.ParentID != "" {
+		return false
+	}
+	if since >= c.EveryPrompts {
+		return true
+	}
+	base := sess.LastCheckpointAt
+	if base.IsZero() {
+		base = sess.CreatedAt
+		if e.openedAt.After(base) {
+			base = e.openedAt
+		}
+	}
+	return !base.IsZero() && now.Sub(base) >= c.Every
+}
+
+// maybeCheckpoint writes a periodic checkpoint of sess in the background when one is due. At
+// most one checkpoint is in flight per session; a prompt arriving meanwhile is covered by the
+// next one. Nothing waits for it: errors are logged.
+func (e *Engine) maybeCheckpoint(sess kv.Session) {
+	if !e.checkpointDue(sess, e.Now()) {
+		return
+	}
+	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerPeriodic, nil)
+}
+
+// spawnCheckpoint writes, in the background, the checkpoint of sess as it spawns a sub-agent:
+// the digest its child inherits (the child's start waits for it, briefly; see parentView). It is
+// skipped when the latest checkpoint already covers every stored turn (parallel spawns share
+// one), and when blocks are off (no child would read it).
+func (e *Engine) spawnCheckpoint(sess kv.Session) {
+	if e.Config.Passive {
+		return
+	}
+	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerSpawn, func(ctx context.Context) bool {
+		last, err := e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
+		return err != nil || last.TurnSeq != sess.TurnCount
+	})
+}
+
+// checkpointInBackground writes a checkpoint of session id with trigger in the background,
+// unless one is in flight already or due (when given) says it is not needed.
+func (e *Engine) checkpointInBackground(scope, id, trigger string, due func(context.Context) bool) {
+	done, ok := e.checkpoints.start(lockKey(scope, id))
+	if !ok {
+		return
+	}
+	started := e.goBackground(func(ctx context.Context) {
+		defer done()
+		if due != nil && !due(ctx) {
+			return
+		}
+		if _, err := e.checkpoint(ctx, scope, id, trigger, nil, nil); err != nil && ctx.Err() == nil {
+			e.Logger.Warn("checkpoint not written", "session", id, "trigger", trigger, "error", err)
+		}
+	})
+	if !started {
+		done()
+	}
+}
+
+// preCompactionCheckpoint writes a pre_compaction checkpoint of session id in scope while the
+// harness waits, within checkpointWait. A session heirloom does not know is skipped, and so is
+// a second report of the same compaction (OpenClaw reports one through its Gateway and its
+// plugin): one in the same epoch within SameCompaction of the last. recent, when not nil,
+// stands in for the stored turns (see checkpoint).
+func (e *Engine) preCompactionCheckpoint(ctx context.Context, scope, id, instructions string, recent []kv.Turn) error {
+	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
+	defer cancel()
+	view, err := e.Store.View(ctx, scope, id, kv.ViewOptions{Checkpoint: true})
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if last := view.Checkpoint; last != nil && last.Trigger == kv.TriggerPreCompaction &&
+		last.Epoch == view.Session.Compactions && e.Now().Sub(last.CreatedAt).Abs() < SameCompaction {
+		return nil
+	}
+	var extra []string
+	if instructions != "" {
+		extra = append(extra, "Compaction instructions: "+instructions)
+	}
+	_, err = e.checkpoint(ctx, scope, id, kv.TriggerPreCompaction, extra, recent)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// prune deletes old checkpoints now and then every PruneEvery until the engine closes. It runs
+// in the background: a hook never waits for it.
+func (e *Engine) prune() {
+	defer e.wg.Done()
+	c := e.Config.Checkpoints
+	t := time.NewTicker(c.PruneEvery)
+	defer t.Stop()
+	for {
+		n, err := e.Store.PruneCheckpoints(e.ctx, "", e.Now().Add(-c.Retention), c.Keep)
+		if err != nil && e.ctx.Err() == nil {
+			e.Logger.Warn("checkpoints not pruned", "error", err)
+		} else if n > 0 {
+			e.Logger.Debug("checkpoints pruned", "deleted", n)
+		}
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// countCompaction starts a new compaction epoch for sess at at, unless the latest one was
+// reported within SameCompaction of it (another source reporting the same compaction).
+func countCompaction(sess *kv.Session, at time.Time) {
+	if !sess.CompactedAt.IsZero() && at.Sub(sess.CompactedAt).Abs() < SameCompaction {
+		return
+	}
+	sess.Compactions++
+	sess.CompactedAt = at
+}
+
+// reinforcement returns the objective block for session sess: its objective, its latest
+// pre-compaction checkpoint among the newest reinforcementLookback (else its latest), and the
+// sub-agents it spawned that finished.
+func (e *Engine) reinforcement(ctx context.Context, sess kv.Session) (string, error) {
+	if e.Config.Passive {
+		return "", nil
+	}
+	cp, err := e.Store.LatestCheckpointWith(ctx, sess.Scope, sess.ID, kv.TriggerPreCompaction, reinforcementLookback)
+	if errors.Is(err, kv.ErrNotFound) {
+		cp, err = e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
+	}
+	var found *kv.Checkpoint
+	switch {
+	case err == nil:
+		found = &cp
+	case !errors.Is(err, kv.ErrNotFound):
+		return "", err
+	}
+	runs, err := e.Store.ListRuns(ctx, sess.Scope, kv.RunFilter{ParentID: sess.ID})
+	if err != nil {
+		return "", err
+	}
+	return inject.ObjectiveBlock(inject.Reinforcement{Objective: sess.Objective, Checkpoint: found, Finished: runs}, e.Config.MaxContextChars), nil
+}
+
+// recovered returns the recovered-checkpoint block for session sess starting: with resume its
+// own latest checkpoint, else the newest checkpoint of another session of its scope and
+// normalised project within RecoveryWindow; "" when there is none.
+func (e *Engine) recovered(ctx context.Context, sess kv.Session, resume bool) (string, error) {
+	if e.Config.Passive {
+		return "", nil
+	}
+	now := e.Now()
+	var c kv.Checkpoint
+	var err error
+	switch {
+	case resume:
+		c, err = e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
+	case sess.ProjectNorm == "":
+		return "", nil
+	default:
+		c, err = e.Store.LatestProjectCheckpoint(ctx, sess.Scope, sess.ProjectNorm, now.Add(-e.Config.Checkpoints.RecoveryWindow), sess.ID)
+	}
+	if errors.Is(err, kv.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if resume && c.Trigger == kv.TriggerPreCompaction && c.Epoch == sess.Compactions-1 && sess.ReinforcedEpoch == sess.Compactions {
+		// The session's context already holds this checkpoint: the reinforcement given after
+		// the compaction it preceded. Recovering it again would repeat the same digest.
+		return "", nil
+	}
+	budget := min(inject.DefaultRecoveredChars, e.Config.MaxContextChars)
+	return inject.RecoveredBlock(c, resume, now, budget), nil
+}

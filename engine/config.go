@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/inject"
+)
+
+// Config holds the engine's limits and cadences. DefaultConfig is the one place their default
+// values are defined; the config package starts from it, and nothing fills in zero fields
+// later: Validate rejects what is out of range.
+type Config struct {
+	// TranscriptRoots are the directories transcripts may be read from, after resolving
+	// symlinks. Empty means none: no transcript is read.
+	TranscriptRoots []string
+	// HookReadBytes is how much of a transcript one hook reads while the harness waits. A
+	// transcript with more unread than this (one heirloom never saw, or a huge paste) is read
+	// in the background instead, MaxReadBytes at a time, and the reply meanwhile takes the
+	// parent's recent turns from the file's end.
+	HookReadBytes int64
+	// MaxReadBytes is one read of a transcript in the background, and the largest record
+	// heirloom parses (a longer one is skipped).
+	MaxReadBytes int64
+	// Passive keeps every block out of every reply (inherit.enabled false): sessions, turns,
+	// runs and checkpoints are still recorded.
+	Passive bool
+	// TailChars is the budget of the parent's transcript tail in the inherited block; zero
+	// means no tail.
+	TailChars int
+	// MaxContextChars caps the context of one reply, in the harness's characters (UTF-16 code
+	// units), under Claude Code's 10,000.
+	MaxContextChars int
+	// SpawnRecordWait bounds how long a SubagentStart waits for the spawning turn to reach the
+	// parent's transcript (Claude Code writes it asynchronously), and for the parent's spawn
+	// checkpoint to be written. Zero or negative: no wait.
+	SpawnRecordWait time.Duration
+	// MaxSpawnDepth, when positive, is how deep sub-agents may nest: a spawn check for a session
+	// at that depth is refused. Zero means no limit.
+	MaxSpawnDepth int
+	// DescribeWait bounds how long a plugin's inject waits for a harness to describe a sub-agent
+	// whose parent is not known yet. Zero or negative: never ask.
+	DescribeWait time.Duration
+	// Checkpoints configures when checkpoints are taken and how long they are kept.
+	Checkpoints Checkpoints
+}
+
+// Checkpoints configures session checkpoints.
+type Checkpoints struct {
+	// EveryPrompts: a periodic checkpoint is taken once a session has had this many prompts
+	// since its latest one.
+	EveryPrompts int
+	// Every: a periodic checkpoint is also taken at the first prompt this long after the
+	// session's latest one (or its start).
+	Every time.Duration
+	// Retention: checkpoints older than this are pruned, except the newest Keep of each session.
+	Retention time.Duration
+	// Keep is how many of each session's newest checkpoints survive pruning.
+	Keep int
+	// PruneEvery is how often the pruner runs (once at Open, then on this period).
+	PruneEvery time.Duration
+	// RecoveryWindow is how old another session's checkpoint may be to be recovered at a
+	// session's start.
+	RecoveryWindow time.Duration
+}
+
+// DefaultConfig returns the defaults: no transcript roots (the caller names them), 1 MiB read
+// per hook and 4 MiB per background read, blocks on, a 3,000-character tail, a
+// 9,500-character reply, 400 ms for the spawning turn, no depth limit, 300 ms to describe a
+// sub-agent, and checkpoints every 10 prompts or 15 minutes, kept 7 days (the newest 3 of each
+// session always), pruned hourly, recovered within 4 hours.
+func DefaultConfig() Config {
+	return Config{
+		HookReadBytes:   1 << 20,
+		MaxReadBytes:    4 << 20,
+		TailChars:       inject.DefaultTailChars,
+		MaxContextChars: adapters.DefaultMaxContextChars,
+		SpawnRecordWait: 400 * time.Millisecond,
+		DescribeWait:    300 * time.Millisecond,
+		Checkpoints: Checkpoints{
+			EveryPrompts:   10,
+			Every:          15 * time.Minute,
+			Retention:      7 * 24 * time.Hour,
+			Keep:           3,
+			PruneEvery:     time.Hour,
+			RecoveryWindow: 4 * time.Hour,
+		},
+	}
+}
+
+// Validate reports the first value out of range, naming its field.
+func (c Config) Validate() error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("config: %s: got %v, %s", field, v, want)
+	}
+	switch {
+	case c.HookReadBytes <= 0:
+		return bad("HookReadBytes", c.HookReadBytes, "want > 0")
+	case c.MaxReadBytes < c.HookReadBytes:
+		return bad("MaxReadBytes", c.MaxReadBytes, fmt.Sprintf("want ≥ HookReadBytes (%d)", c.HookReadBytes))
+	case c.TailChars < 0:
+		return bad("TailChars", c.TailChars, "want ≥ 0")
+	case c.MaxContextChars <= 0:
+		return bad("MaxContextChars", c.MaxContextChars, "want > 0")
+	case c.MaxSpawnDepth < 0:
+		return bad("MaxSpawnDepth", c.MaxSpawnDepth, "want ≥ 0")
+	case c.Checkpoints.EveryPrompts <= 0:
+		return bad("Checkpoints.EveryPrompts", c.Checkpoints.EveryPrompts, "want > 0")
+	case c.Checkpoints.Every <= 0:
+		return bad("Checkpoints.Every", c.Checkpoints.Every, "want > 0")
+	case c.Checkpoints.Retention <= 0:
+		return bad("Checkpoints.Retention", c.Checkpoints.Retention, "want > 0")
+	case c.Checkpoints.Keep < 0:
+		return bad("Checkpoints.Keep", c.Checkpoints.Keep, "want ≥ 0")
+	case c.Checkpoints.PruneEvery <= 0:
+		return bad("Checkpoints.PruneEvery", c.Checkpoints.PruneEvery, "want > 0")
+	case c.Checkpoints.RecoveryWindow <= 0:
+		return bad("Checkpoints.RecoveryWindow", c.Checkpoints.RecoveryWindow, "want > 0")
+	}
+	return nil
+}

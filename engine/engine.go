@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Engine makes heirloom's decisions: it turns the normalised events of every harness into
+// durable state (sessions, lineage, runs, transcript turns, checkpoints) and gathers what the
+// context blocks need. It knows nothing of HTTP. Set its fields, then Open it; it follows
+// New → Open → Close.
+type Engine struct {
+	// Store keeps everything the engine learns. Required.
+	Store *kv.Store
+	// Scope is the memory scope of harnesses whose events name none. Required.
+	Scope string
+	// Harnesses are the harnesses the engine reads transcripts, sub-agent metadata and session
+	// keys of, by Event.Harness. Nil knows none: events are still recorded, no file is read.
+	Harnesses *adapters.Registry
+	// Describers ask a streaming harness about a session now, by harness name: a plugin's
+	// first model call for a sub-agent whose parent is not known yet waits on one for at most
+	// Config.DescribeWait. Nil or missing means never ask.
+	Describers map[string]adapters.Describer
+	// Config holds the limits and cadences; New sets DefaultConfig.
+	Config Config
+	// Logger receives the engine's warnings and errors. New sets a null logger.
+	Logger hclog.Logger
+	// Now returns the current time. New sets time.Now.
+	Now func() time.Time
+
+	locks       keyLocks
+	checkpoints flights // checkpoints written in the background, by session
+	catchups    flights // transcripts read in the background, by session
+	ctx         context.Context
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	openedAt    time.Time
+	closeOnce   sync.Once
+}
+
+// New returns an Engine over store for scope with the default configuration.
+func New(store *kv.Store, scope string) *Engine {
+	return &Engine{
+		Store:  store,
+		Scope:  scope,
+		Config: DefaultConfig(),
+		Logger: hclog.NewNullLogger(),
+		Now:    time.Now,
+	}
+}
+
+// Open validates the engine's fields and starts its background work (pruning old
+// checkpoints). ctx bounds Open only; the background work runs until Close.
+func (e *Engine) Open(ctx context.Context) error {
+	switch {
+	case e.Store == nil:
+		return errors.New("engine: store required")
+	case e.Scope == "":
+		return errors.New("engine: scope required")
+	case e.Logger == nil || e.Now == nil:
+		return errors.New("engine: logger and clock required (start from New)")
+	case e.ctx != nil:
+		return errors.New("engine: already open")
+	}
+	if err := e.Config.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.openedAt = e.Now()
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.wg.Add(1)
+	go e.prune()
+	return nil
+}
+
+// Close stops the background work and waits for it, and for work a hook's deadline left
+// running, until ctx ends. It is safe to call twice and without Open.
+func (e *Engine) Close(ctx context.Context) error {
+	var err error
+	e.closeOnce.Do(func() {
+		if e.cancel == nil {
+			return
+		}
+		e.cancel()
+		done := make(chan struct{})
+		go func() {
+			e.wg.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = fmt.Errorf("engine: background work still running: %w", ctx.Err())
+		}
+	})
+	return err
+}
+
+// ErrNotOpen is returned by calls that need the engine's background context before Open or
+// after Close.
+var ErrNotOpen = errors.New("engine not open")
+
+// detach runs fn under the engine's own context, so that what it writes is finished even when
+// the caller stops waiting, and waits for it until ctx ends. It returns fn's result, or ctx's
+// error when ctx ended first (fn then finishes in the background, and Close waits for it).
+func detach[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if e.ctx == nil || e.ctx.Err() != nil {
+		return zero, ErrNotOpen
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		v, err := fn(e.ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// goBackground runs fn in the background under the engine's context, unless the engine is
+// closing. Close waits for it.
+func (e *Engine) goBackground(fn func(ctx context.Context)) bool {
+	if e.ctx == nil || e.ctx.Err() != nil {
+		return false
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		fn(e.ctx)
+	}()
+	return true
+}
+
+// harness returns the registration of a harness; the zero Registration when none.
+func (e *Engine) harness(name string) adapters.Registration {
+	reg, _ := e.Harnesses.Get(name)
+	return reg
+}
+
+// lockKey names the lock of session id in scope.
+func lockKey(scope, id string) string { return scope + "\x00" + id }
+
+// flights tracks one background job per key (a session), and lets others wait for it.
+type flights struct {
+	mu   sync.Mutex
+	jobs map[string]chan struct{}
+}
+
+// start registers a job for key; ok is false when one is running. done must be called when it
+// ends.
+func (f *flights) start(key string) (done func(), ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, busy := f.jobs[key]; busy {
+		return nil, false
+	}
+	if f.jobs == nil {
+		f.jobs = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	f.jobs[key] = ch
+	return func() {
+		f.mu.Lock()
+		delete(f.jobs, key)
+		f.mu.Unlock()
+		close(ch)
+	}, true
+}
+
+// running reports whether a job for key is running.
+func (f *flights) running(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, busy := f.jobs[key]
+	return busy
+}
+
+// wait waits until no job for key is running, at most d (or until ctx ends). It reports
+// whether none is running when it returns.
+func (f *flights) wait(ctx context.Context, key string, d time.Duration) bool {
+	f.mu.Lock()
+	ch := f.jobs[key]
+	f.mu.Unlock()
+	if ch == nil {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}

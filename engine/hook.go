@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/inject"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Hook applies one hook event (a harness that calls hooks: Claude Code) and returns the context
+// to hand back to the harness, "" for none. The work runs under the engine's own context, so
+// whatever it writes is finished even when ctx (the hook's deadline) ends first; Hook then
+// returns ctx's error and the harness gets no context. An event of an unknown kind is no error.
+func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (string, error) {
+	if ev.At.IsZero() {
+		ev.At = e.Now()
+	}
+	return detach(ctx, e, func(ctx context.Context) (string, error) { return e.hook(ctx, ev) })
+}
+
+// hook is Hook's work. All work for one top-level session runs under that session's lock, so
+// parallel sub-agents' hooks cannot race each other's pairing or transcript reads.
+func (e *Engine) hook(ctx context.Context, ev adapters.Event) (string, error) {
+	if ev.Kind == adapters.KindUnknown {
+		return "", nil
+	}
+	h := e.harness(ev.Harness)
+	if ev.Kind == adapters.KindSubagentStart {
+		return e.subagentStart(ctx, h, ev)
+	}
+	if ev.SessionID == "" {
+		return "", nil
+	}
+	unlock := e.locks.lock(lockKey(e.Scope, ev.SessionID))
+	defer unlock()
+	sess, err := e.touchSession(ctx, ev)
+	if err != nil {
+		return "", err
+	}
+	switch ev.Kind {
+	case adapters.KindSessionStart:
+		return e.sessionStart(ctx, h, ev, sess)
+	case adapters.KindPrompt:
+		// The prompt is counted once its transcript record is stored (see kv.Session.Prompts).
+		in, err := e.ingest(ctx, h, sess, ev.SessionID)
+		if err != nil {
+			return "", err
+		}
+		e.maybeCheckpoint(in.Session)
+		return "", nil
+	case adapters.KindPreCompact:
+		in, err := e.ingest(ctx, h, sess, ev.SessionID)
+		if err != nil {
+			e.Logger.Warn("transcript not read before compaction", "session", ev.SessionID, "error", err)
+		}
+		var recent []kv.Turn
+		if in.Behind {
+			recent = e.recentFromFile(h, sess, e.Config.HookReadBytes)
+		}
+		return "", e.preCompactionCheckpoint(ctx, e.Scope, ev.SessionID, ev.Instructions, recent)
+	case adapters.KindStop, adapters.KindSessionEnd:
+		_, err := e.ingest(ctx, h, sess, ev.SessionID)
+		return "", err
+	case adapters.KindSpawn:
+		return "", e.spawn(ctx, h, ev, sess)
+	case adapters.KindSpawnResult:
+		return "", e.spawnResult(ctx, ev)
+	case adapters.KindSubagentStop:
+		return "", e.subagentStop(ctx, h, ev, sess)
+	}
+	return "", nil
+}
+
+// sessionStart answers a SessionStart. After a compaction (source compact) it counts the
+// compaction epoch and gives the objective reinforcement once per epoch: a repeated
+// SessionStart in the same epoch gets nothing. At startup, resume or clear it gives the
+// recovered checkpoint (see recovered).
+func (e *Engine) sessionStart(ctx context.Context, h adapters.Registration, ev adapters.Event, sess kv.Session) (string, error) {
+	switch ev.Source {
+	case adapters.SourceCompact:
+		due := false
+		sess, err := e.Store.UpdateSession(ctx, e.Scope, ev.SessionID, func(sess *kv.Session, _ bool) error {
+			countCompaction(sess, ev.At)
+			if due = sess.Compactions > sess.ReinforcedEpoch; due {
+				sess.ReinforcedEpoch = sess.Compactions
+			}
+			return nil
+		})
+		if err != nil || !due {
+			return "", err
+		}
+		block, err := e.reinforcement(ctx, sess)
+		return inject.Join(e.Config.MaxContextChars, block), err
+	case adapters.SourceStartup, adapters.SourceResume, adapters.SourceClear:
+		in, err := e.ingest(ctx, h, sess, ev.SessionID)
+		if err != nil {
+			e.Logger.Warn("transcript not read at session start", "session", ev.SessionID, "error", err)
+		}
+		block, err := e.recovered(ctx, in.Session, ev.Source == adapters.SourceResume)
+		return inject.Join(e.Config.MaxContextChars, block), err
+	}
+	return "", nil
+}
+
+// touchSession records that ev's top-level session exists and is active (or ended), filling in
+// what the event tells about it. The write is synced before the hook is answered. It returns
+// the session as written.
+func (e *Engine) touchSession(ctx context.Context, ev adapters.Event) (kv.Session, error) {
+	sess, err := e.Store.UpdateSession(ctx, e.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
+		if !exists {
+			sess.Harness = ev.Harness
+			sess.NativeID = ev.SessionID
+			sess.CreatedAt = ev.At
+		}
+		if sess.Project == "" && ev.Cwd != "" {
+			sess.Project = ev.Cwd
+			sess.ProjectNorm = normaliseProject(ev.Cwd)
+		}
+		if sess.Transcript.Path == "" {
+			sess.Transcript.Path = ev.TranscriptPath
+		}
+		if sess.Objective == "" && ev.Kind == adapters.KindPrompt {
+			sess.Objective = ev.Prompt
+		}
+		sess.Status = kv.StatusActive
+		if ev.Kind == adapters.KindSessionEnd {
+			sess.Status = kv.StatusEnded
+		}
+		return nil
+	})
+	if err != nil {
+		return kv.Session{}, fmt.Errorf("record session %s: %w", ev.SessionID, err)
+	}
+	return sess, nil
+}
+
+// childID is heirloom's id for sub-agent agentID of top-level session rootID.
+func childID(rootID, agentID string) string { return rootID + ":" + agentID }
+
+// issuerID is the session that sent ev: the sub-agent named by ev.AgentID, else the top-level
+// session.
+func issuerID(ev adapters.Event) string {
+	if ev.AgentID != "" {
+		return childID(ev.SessionID, ev.AgentID)
+	}
+	return ev.SessionID
+}
+
+// normaliseProject resolves symlinks in a project path so two spellings of one directory group
+// together. A path that cannot be resolved (gone, unreadable) is only cleaned.
+func normaliseProject(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		return resolved
+	}
+	return filepath.Clean(dir)
+}

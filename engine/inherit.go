@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/inject"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// The inherited block's transcript comes from the parent's newest turns. Its own budget
+// (Config.TailChars) decides how much of them reaches the child; the window read holds at least
+// tailTurnsMin turns (their prompts feed the active constraints too), then more until their
+// text is twice the budget, at most tailTurnsMax.
+const (
+	tailTurnsMin = 40
+	tailTurnsMax = 200
+)
+
+// tailWindow is the window of a parent's newest turns its child's block is built from.
+func (e *Engine) tailWindow() kv.TailWindow {
+	if e.Config.Passive {
+		return kv.TailWindow{}
+	}
+	return kv.TailWindow{MinTurns: tailTurnsMin, MaxTurns: tailTurnsMax, TextBytes: 2 * e.Config.TailChars}
+}
+
+// inherit returns the inherited block for a child of the parent view was read of, or "" when
+// the blocks are off or the parent has nothing to hand down yet. It first reads what the
+// parent's transcript gained (Claude Code; root is the top-level session whose lock the caller
+// holds) and adds those turns to the window read with the parent; when the transcript is too far
+// ahead to read now, the window comes from the file's end instead.
+func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.View, root string) (string, error) {
+	if e.Config.Passive {
+		return "", nil
+	}
+	in, err := e.ingest(ctx, h, view.Session, root)
+	if err != nil {
+		e.Logger.Warn("parent transcript not read; inheriting what is stored", "parent", view.Session.ID, "error", err)
+	}
+	tail := e.tailWindow().Cut(append(view.Tail, in.Added...))
+	if in.Behind {
+		tail = e.tailWindow().Cut(e.recentFromFile(h, in.Session, e.Config.HookReadBytes))
+	}
+	return e.inheritedBlock(in.Session, tail, view.Checkpoint), nil
+}
+
+// inheritedBlock renders the block from the parent, its tail window and its latest checkpoint:
+// the checkpoint's digest without its objective (the block's own line) and its open runs (the
+// starting child is one of them, not yet told apart from its siblings).
+func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkpoint) string {
+	if e.Config.TailChars == 0 {
+		tail = nil // configured off: constraints still come from the objective
+	}
+	prompts := []string{parent.Objective}
+	for _, t := range tail {
+		if t.Role == "user" {
+			prompts = append(prompts, t.Text)
+		}
+	}
+	var digest string
+	if cp != nil {
+		d := cp.Digest
+		d.Objective, d.OpenRuns = "", nil
+		digest = inject.RenderDigest(d, inject.DefaultDigestChars)
+	}
+	block := inject.InheritedBlock(inject.Inherited{
+		Parent:      parent,
+		Digest:      digest,
+		Tail:        tail,
+		Files:       parent.Files,
+		Constraints: inject.InferConstraints(prompts),
+	}, inject.Budget{TailChars: e.Config.TailChars, MaxChars: e.Config.MaxContextChars})
+	return inject.Join(e.Config.MaxContextChars, block)
+}

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/inject"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// InjectRequest is a plugin asking what to add to a session's next model call (OpenCode's
+// experimental.chat.system.transform, OpenClaw's before_prompt_build).
+type InjectRequest struct {
+	Harness string // the harness asking; its plugin's session keys may name their scope
+	Session string // the session whose model call it is; required
+	// Parent, when set, is the session's parent as the plugin knows it; it wins over the parent
+	// the stream reported, so a plugin that knows cannot lose a race with the stream.
+	Parent string
+	// Scope is the memory scope to look the session up in; "" means the one its key names, else
+	// the configured one.
+	Scope string
+	// Directory is the session's project as the plugin knows it, recorded when heirloom knows
+	// the session without one.
+	Directory string
+	// Compacting asks for what a compaction summary must keep, instead of the model call's
+	// context; a pre-compaction checkpoint is written first.
+	Compacting bool
+}
+
+// Inject answers req: for a sub-agent session the inherited block, on every call (it is system
+// context, not history); for a top-level session the objective reinforcement on every call once
+// it was compacted, and on its first call the checkpoint recovered from its project; with
+// Compacting, the objective for the summary. "" when there is nothing to add.
+//
+// It takes the session's lock, as stream consumption does, since it may write: the session's
+// directory, its first-call mark, a pre-compaction checkpoint. When a harness's key names a
+// sub-agent whose parent is not known yet (the Gateway's event may still be on its way), the
+// harness is asked first, within Config.DescribeWait; past that the answer comes from what is
+// stored.
+func (e *Engine) Inject(ctx context.Context, req InjectRequest) (string, error) {
+	reg := e.harness(req.Harness)
+	scope := req.Scope
+	if scope == "" && reg.Plugin != nil {
+		scope = reg.Plugin.ScopeOf(req.Session)
+	}
+	if scope == "" {
+		scope = e.Scope
+	}
+	subagent := reg.Plugin != nil && reg.Plugin.IsSubagent(req.Session)
+	parentID := req.Parent
+	if parentID == "" && subagent && !req.Compacting {
+		// Asked before the lock: what the harness says is consumed under its sessions' locks.
+		parentID = e.describeParentIfUnknown(ctx, req.Harness, scope, req.Session)
+	}
+
+	unlock := e.locks.lock(lockKey(scope, req.Session))
+	defer unlock()
+	sess, err := e.Store.GetSession(ctx, scope, req.Session)
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return "", err
+	}
+	known := err == nil
+	if req.Directory != "" && known && sess.Project == "" {
+		// The plugin knows the session's directory when the harness's events do not say it
+		// (OpenClaw's rows of top-level sessions never do): record it, so checkpoints carry the
+		// project and a new session can recover the project's latest one on this very call. A
+		// session heirloom has not heard of is not created here: whether it is a sub-agent is
+		// not known yet.
+		ev := adapters.Event{Harness: sess.Harness, Scope: scope, SessionID: req.Session, Cwd: req.Directory, At: e.Now()}
+		if sess, err = e.ensureSession(ctx, ev, func(*kv.Session) {}); err != nil {
+			return "", err
+		}
+	}
+	if req.Compacting {
+		return e.compactingContext(ctx, scope, sess, known)
+	}
+	if parentID == "" {
+		parentID = sess.ParentID
+	}
+	if parentID == "" && known && !subagent {
+		return e.topLevelInject(ctx, sess)
+	}
+	if parentID == "" || parentID == req.Session || e.Config.Passive {
+		return "", nil
+	}
+	view, err := e.Store.View(ctx, scope, parentID, kv.ViewOptions{Tail: e.tailWindow(), Checkpoint: true})
+	if errors.Is(err, kv.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return e.inheritedBlock(view.Session, e.tailWindow().Cut(view.Tail), view.Checkpoint), nil
+}
+
+// compactingContext writes a pre-compaction checkpoint of a known session and returns its
+// objective for the compaction summary to keep.
+func (e *Engine) compactingContext(ctx context.Context, scope string, sess kv.Session, known bool) (string, error) {
+	if !known {
+		return "", nil
+	}
+	if err := e.preCompactionCheckpoint(ctx, scope, sess.ID, "", nil); err != nil {
+		e.Logger.Warn("pre-compaction checkpoint not written", "session", sess.ID, "error", err)
+	}
+	if sess.Objective == "" || e.Config.Passive {
+		return "", nil
+	}
+	text := "Objective of this session (keep it in the summary): " + inject.Redact(sess.Objective)
+	return inject.Head(text, e.Config.MaxContextChars), nil
+}
+
+// topLevelInject is the context of a top-level session's model call: the objective
+// reinforcement on every call once the session was compacted (the plugin harnesses have no
+// history slot, so it must be repeated), and on the session's first call the checkpoint
+// recovered from its project.
+func (e *Engine) topLevelInject(ctx context.Context, sess kv.Session) (string, error) {
+	var objective, recovered string
+	var err error
+	if sess.Compactions > 0 {
+		if objective, err = e.reinforcement(ctx, sess); err != nil {
+			return "", err
+		}
+	}
+	if !sess.FirstInjectDone {
+		_, err := e.Store.UpdateSession(ctx, sess.Scope, sess.ID, func(sess *kv.Session, exists bool) error {
+			if !exists || sess.FirstInjectDone {
+				return errUnchanged
+			}
+			sess.FirstInjectDone = true
+			return nil
+		})
+		if errors.Is(err, errUnchanged) {
+			return inject.Join(e.Config.MaxContextChars, objective), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if recovered, err = e.recovered(ctx, sess, false); err != nil {
+			return "", err
+		}
+	}
+	return inject.Join(e.Config.MaxContextChars, objective, recovered), nil
+}
+
+// describeParentIfUnknown returns the parent of sub-agent session id when it has to ask the
+// harness for it: the session is not stored with a parent yet. It asks within
+// Config.DescribeWait and stores what it learns; "" when the parent is already known (the
+// caller reads it), or when there is no describer, it is not connected, too slow, or says no
+// parent.
+func (e *Engine) describeParentIfUnknown(ctx context.Context, harness, scope, id string) string {
+	d := e.Describers[harness]
+	if d == nil || e.Config.DescribeWait <= 0 {
+		return ""
+	}
+	if sess, err := e.Store.GetSession(ctx, scope, id); err == nil && sess.ParentID != "" {
+		return ""
+	}
+	dctx, cancel := context.WithTimeout(ctx, e.Config.DescribeWait)
+	defer cancel()
+	evs, err := d.Describe(dctx, id)
+	if err != nil {
+		e.Logger.Debug("describe failed; answering from what is stored", "session", id, "error", err)
+		return ""
+	}
+	for _, ev := range evs {
+		if err := e.Consume(ctx, ev); err != nil {
+			e.Logger.Warn("describe: event not stored", "session", ev.SessionID, "error", err)
+		}
+	}
+	sess, err := e.Store.GetSession(ctx, scope, id)
+	if err != nil {
+		if !errors.Is(err, kv.ErrNotFound) {
+			e.Logger.Warn("describe: session not read back", "session", id, "error", err)
+		}
+		return ""
+	}
+	return sess.ParentID
+}
+
+// SpawnDecision is the answer to a spawn check.
+type SpawnDecision struct {
+	Allow  bool
+	Reason string // why not, for the model to read; "" when allowed
+}
+
+// SpawnCheck answers whether session may spawn a sub-agent now (OpenCode's tool.execute.before
+// for task). It refuses only when Config.MaxSpawnDepth is set and the new sub-agent would be
+// deeper; an unknown session is allowed.
+func (e *Engine) SpawnCheck(ctx context.Context, scope, session string) (SpawnDecision, error) {
+	if e.Config.MaxSpawnDepth <= 0 || session == "" {
+		return SpawnDecision{Allow: true}, nil
+	}
+	if scope == "" {
+		scope = e.Scope
+	}
+	sess, err := e.Store.GetSession(ctx, scope, session)
+	if errors.Is(err, kv.ErrNotFound) {
+		return SpawnDecision{Allow: true}, nil
+	}
+	if err != nil {
+		return SpawnDecision{}, err
+	}
+	if sess.Depth+1 > e.Config.MaxSpawnDepth {
+		return SpawnDecision{Reason: fmt.Sprintf("heirloom: sub-agents may nest %d deep; this session is at depth %d", e.Config.MaxSpawnDepth, sess.Depth)}, nil
+	}
+	return SpawnDecision{Allow: true}, nil
+}

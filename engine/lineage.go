@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Lineage of a harness that calls hooks (Claude Code). Its sub-agents fire no session events of
+// their own: a spawn is a PreToolUse of the spawning tool, the sub-agent's start a SubagentStart
+// naming the top-level session and the sub-agent's id, and which spawn a sub-agent serves is
+// told only later (its metadata file, the spawn's result). So a starting sub-agent is paired
+// with a pending spawn by type and order, provisionally when that is a guess, and the pairing
+// is confirmed or corrected when the harness says. Every pairing, and every correction, is one
+// store transaction.
+
+// errUnchanged aborts a single-record update that has nothing to write. Never return it from
+// inside a multi-record transaction: it would abort the whole transaction.
+var errUnchanged = errors.New("unchanged")
+
+// spawn records a pending run for a sub-agent the session asked for, reads the issuer's
+// transcript so the child inherits everything up to the spawn, and writes the issuer's spawn
+// checkpoint in the background (the digest the child inherits). Repeats are no-ops. root is the
+// top-level session, as touchSession wrote it.
+func (e *Engine) spawn(ctx context.Context, h adapters.Registration, ev adapters.Event, root kv.Session) error {
+	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" {
+		return nil
+	}
+	issuer := issuerID(ev)
+	_, err := e.Store.UpdateRun(ctx, e.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+		if exists {
+			return errUnchanged
+		}
+		r.Harness = ev.Harness
+		r.RootID = ev.SessionID
+		r.ParentID = issuer
+		r.Description = ev.Spawn.Description
+		r.Prompt = ev.Spawn.Prompt
+		r.Type = ev.Spawn.Type
+		r.Status = kv.RunPending
+		r.CreatedAt = ev.At
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return fmt.Errorf("record spawn %s: %w", ev.Spawn.ToolUseID, err)
+	}
+	var in ingested
+	if issuer == root.ID {
+		in, err = e.ingest(ctx, h, root, root.ID)
+	} else {
+		in, err = e.ingestID(ctx, h, issuer, root.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if in.Session.ID != "" && !in.Behind {
+		e.spawnCheckpoint(in.Session)
+	}
+	return nil
+}
+
+// subagentStart records a starting sub-agent, pairs it with the spawn that asked for it, and
+// returns the inherited block for it.
+//
+// The parent is read from the payload, never guessed when the payload names it: the sub-agent
+// belongs to session_id, and its issuer is the pending spawn it pairs with — among that
+// session's unpaired spawns whose type equals the sub-agent's, the oldest. When those candidates
+// all share one issuer the parent is exact; otherwise the pairing is provisional until the
+// sub-agent's metadata or the spawn's result confirms or corrects it.
+//
+// The parent is read once, from one snapshot: its session, its newest turns and its latest
+// checkpoint (kv.View); the turns the reply's transcript read appends are added to that window.
+func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev adapters.Event) (string, error) {
+	inferred := false
+	if ev.SessionID == "" {
+		root, err := e.inferRoot(ctx, ev)
+		if err != nil || root == "" {
+			return "", err
+		}
+		ev.SessionID, inferred = root, true
+	}
+	unlock := e.locks.lock(lockKey(e.Scope, ev.SessionID))
+	defer unlock()
+	root, err := e.touchSession(ctx, ev)
+	if err != nil {
+		return "", err
+	}
+	id := childID(ev.SessionID, ev.AgentID)
+	if child, err := e.Store.GetSession(ctx, e.Scope, id); err == nil && child.ParentID != "" {
+		// A repeated SubagentStart: the same answer.
+		view, err := e.parentView(ctx, e.Scope, child.ParentID)
+		if errors.Is(err, kv.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return e.inherit(ctx, h, view, root.ID)
+	}
+
+	run, provisional, err := e.pickSpawn(ctx, ev)
+	if err != nil {
+		return "", err
+	}
+	parentID := ev.SessionID
+	if run != nil {
+		parentID = run.ParentID
+	}
+	view, err := e.parentView(ctx, e.Scope, parentID)
+	if err != nil {
+		return "", fmt.Errorf("sub-agent %s: parent %s: %w", id, parentID, err)
+	}
+	var transcript string
+	if h.SubagentMetas != nil {
+		transcript = h.SubagentMetas.SubagentTranscriptPath(root.Transcript.Path, ev.AgentID)
+	}
+	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
+		_, err := tx.UpdateSession(e.Scope, id, func(c *kv.Session, exists bool) error {
+			if !exists {
+				c.CreatedAt = ev.At
+			}
+			c.Harness = ev.Harness
+			c.NativeID = ev.AgentID
+			c.AgentType = ev.AgentType
+			c.ParentInferred = inferred
+			c.Status = kv.StatusActive
+			c.Project, c.ProjectNorm = view.Session.Project, view.Session.ProjectNorm
+			if ev.Cwd != "" {
+				c.Project, c.ProjectNorm = ev.Cwd, normaliseProject(ev.Cwd)
+			}
+			if c.Transcript.Path == "" {
+				c.Transcript.Path = transcript
+			}
+			applyRun(c, view.Session, run)
+			return nil
+		})
+		if err != nil || run == nil {
+			return err
+		}
+		_, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
+			r.ChildID = id
+			r.Provisional = provisional
+			r.Status = kv.RunRunning
+			r.StartedAt = ev.At
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("pair sub-agent %s: %w", id, err)
+	}
+	if run != nil {
+		e.awaitSpawnRecord(ctx, view.Session, run.ID)
+	}
+	return e.inherit(ctx, h, view, root.ID)
+}
+
+// parentView reads a parent for its child's inherited block (see kv.View): it first waits,
+// at most Config.SpawnRecordWait, for a checkpoint of the parent being written (the spawn
+// checkpoint), so the child inherits the digest of the parent as it spawned.
+func (e *Engine) parentView(ctx context.Context, scope, parentID string) (kv.View, error) {
+	if e.Config.SpawnRecordWait > 0 {
+		e.checkpoints.wait(ctx, lockKey(scope, parentID), e.Config.SpawnRecordWait)
+	}
+	return e.Store.View(ctx, scope, parentID, kv.ViewOptions{Tail: e.tailWindow(), Checkpoint: true})
+}
+
+// applyRun sets what a sub-agent session takes from the spawn it was paired with: its parent,
+// depth, title and objective. A nil run leaves the title and objective as they are.
+func applyRun(c *kv.Session, parent kv.Session, run *kv.Run) {
+	c.ParentID = parent.ID
+	c.Depth = parent.Depth + 1
+	if run != nil {
+		c.Title = run.Description
+		c.Objective = run.Prompt
+	}
+}
+
+// pickSpawn chooses the pending spawn a starting sub-agent pairs with (DESIGN §1): the oldest
+// unpaired spawn of the session with the sub-agent's type. provisional says the choice was among
+// several candidates, or is the last one left after an earlier guess of the same type, so the
+// parent (different issuers) or the task (same issuer) may be wrong. It returns nil when no
+// spawn matches. The cost is one step per pending and per provisionally paired run of the
+// session, whatever else the scope holds.
+func (e *Engine) pickSpawn(ctx context.Context, ev adapters.Event) (run *kv.Run, provisional bool, err error) {
+	pending, err := e.Store.PendingRuns(ctx, e.Scope, ev.SessionID)
+	if err != nil {
+		return nil, false, err
+	}
+	var candidates []kv.Run
+	for _, r := range pending {
+		if r.Type == ev.AgentType {
+			candidates = append(candidates, r)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, false, nil
+	}
+	if len(candidates) > 1 {
+		return &candidates[0], true, nil
+	}
+	// One candidate left is certain only if no earlier sub-agent of this type was paired by
+	// guess: that guess may have taken this sub-agent's spawn, leaving the wrong one here.
+	guessed, err := e.Store.ProvisionalRuns(ctx, e.Scope, ev.SessionID)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range guessed {
+		if r.Status == kv.RunRunning && r.Type == ev.AgentType {
+			return &candidates[0], true, nil
+		}
+	}
+	return &candidates[0], false, nil
+}
+
+// inferRoot finds the parent of a sub-agent whose payload names none (older harness versions):
+// the most recently active top-level session of the same harness and project. The guess is
+// recorded on the child as ParentInferred.
+func (e *Engine) inferRoot(ctx context.Context, ev adapters.Event) (string, error) {
+	if ev.Cwd == "" {
+		return "", nil
+	}
+	list, err := e.Store.ListSessions(ctx, e.Scope, kv.SessionFilter{
+		Harness: ev.Harness, ProjectNorm: normaliseProject(ev.Cwd), TopLevel: true, Status: kv.StatusActive, Limit: 1,
+	})
+	if err != nil || len(list) == 0 {
+		return "", err
+	}
+	return list[0].ID, nil
+}
+
+// confirm makes, inside tx, the run toolUseID the one paired with sub-agent session childID,
+// correcting a provisional pairing: a run wrongly holding the child gives it up (taking this
+// run's previous child, if any, so that one is corrected in turn when its own confirmation
+// arrives), and the children's parents, titles and objectives are taken from their runs. A spawn
+// or a sub-agent heirloom never saw is no error: nothing changes.
+func (e *Engine) confirm(tx *kv.Tx, toolUseID, childID string) error {
+	run, err := tx.GetRun(e.Scope, toolUseID)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if run.ChildID == childID {
+		if !run.Provisional {
+			return nil
+		}
+		_, err := tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
+			r.Provisional = false
+			return nil
+		})
+		return err
+	}
+	child, err := tx.GetSession(e.Scope, childID)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil // the sub-agent never started as far as heirloom knows
+	}
+	if err != nil {
+		return err
+	}
+	e.Logger.Debug("correcting sub-agent pairing", "child", childID, "spawn", toolUseID, "was", run.ChildID)
+	wrong, err := tx.RunByChild(e.Scope, childID)
+	hasWrong := err == nil
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return err
+	}
+	prevChild := run.ChildID
+	// Release the child first: a child is paired with one run at most.
+	if hasWrong {
+		if _, err := tx.UpdateRun(e.Scope, wrong.ID, func(r *kv.Run, _ bool) error {
+			r.ChildID, r.Status, r.StartedAt = "", kv.RunPending, time.Time{}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	run, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
+		r.ChildID, r.Provisional = childID, false
+		if r.Status == kv.RunPending {
+			r.Status, r.StartedAt = kv.RunRunning, child.CreatedAt
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.reparent(tx, childID, run); err != nil {
+		return err
+	}
+	if hasWrong && prevChild != "" {
+		wrong, err = tx.UpdateRun(e.Scope, wrong.ID, func(r *kv.Run, _ bool) error {
+			r.ChildID, r.Provisional, r.Status = prevChild, true, kv.RunRunning
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return e.reparent(tx, prevChild, wrong)
+	}
+	return nil
+}
+
+// reparent sets, inside tx, a sub-agent session's parent, depth, title and objective from its
+// run. A child not stored is left alone.
+func (e *Engine) reparent(tx *kv.Tx, childID string, run kv.Run) error {
+	if _, err := tx.GetSession(e.Scope, childID); errors.Is(err, kv.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	parent, err := tx.GetSession(e.Scope, run.ParentID)
+	if err != nil {
+		return fmt.Errorf("reparent %s: parent %s: %w", childID, run.ParentID, err)
+	}
+	_, err = tx.UpdateSession(e.Scope, childID, func(c *kv.Session, _ bool) error {
+		applyRun(c, parent, &run)
+		return nil
+	})
+	return err
+}
+
+// subagentStop confirms the sub-agent's pairing from its metadata (which exists by now), ends
+// the sub-agent and records what it returned, in one transaction, and reads its transcript. The
+// harness's compaction agent is not a sub-agent: only the session's own transcript is read.
+func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev adapters.Event, root kv.Session) error {
+	if ev.IsCompaction() {
+		_, err := e.ingest(ctx, h, root, root.ID)
+		return err
+	}
+	id := childID(ev.SessionID, ev.AgentID)
+	var spawn string
+	if h.SubagentMetas != nil && ev.AgentTranscriptPath != "" {
+		if b, err := e.readSmallFile(h.SubagentMetas.SubagentMetaPath(ev.AgentTranscriptPath)); err == nil {
+			if meta, err := h.SubagentMetas.ParseSubagentMeta(b); err == nil {
+				spawn = meta.ToolUseID
+			}
+		}
+	}
+	known := false
+	err := e.Store.Update(ctx, func(tx *kv.Tx) error {
+		if spawn != "" {
+			if err := e.confirm(tx, spawn, id); err != nil {
+				return fmt.Errorf("confirm sub-agent %s from its metadata: %w", id, err)
+			}
+		}
+		if _, err := tx.GetSession(e.Scope, id); errors.Is(err, kv.ErrNotFound) {
+			return nil // started before heirloom was running
+		} else if err != nil {
+			return err
+		}
+		known = true
+		if _, err := tx.UpdateSession(e.Scope, id, func(c *kv.Session, _ bool) error {
+			if ev.AgentTranscriptPath != "" {
+				c.Transcript.Path = ev.AgentTranscriptPath
+			}
+			c.Status = kv.StatusEnded
+			return nil
+		}); err != nil {
+			return err
+		}
+		if ev.Result == nil {
+			return nil
+		}
+		run, err := tx.RunByChild(e.Scope, id)
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
+			if r.Result == "" {
+				r.Result = ev.Result.Text
+			}
+			if r.Status == kv.RunRunning {
+				r.Status = kv.RunCompleted
+			}
+			if r.EndedAt.IsZero() {
+				r.EndedAt = ev.At
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil || !known {
+		return err
+	}
+	_, err = e.ingestID(ctx, h, id, root.ID)
+	return err
+}
+
+// spawnResult records what the spawning tool call returned, after confirming which sub-agent
+// served it (tool_response.agentId ↔ tool_use_id), in one transaction.
+func (e *Engine) spawnResult(ctx context.Context, ev adapters.Event) error {
+	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" || ev.Result == nil {
+		return nil
+	}
+	err := e.Store.Update(ctx, func(tx *kv.Tx) error {
+		if ev.Result.AgentID != "" {
+			if err := e.confirm(tx, ev.Spawn.ToolUseID, childID(ev.SessionID, ev.Result.AgentID)); err != nil {
+				return fmt.Errorf("confirm spawn %s: %w", ev.Spawn.ToolUseID, err)
+			}
+		}
+		_, err := tx.UpdateRun(e.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+			if !exists {
+				r.Harness, r.RootID, r.ParentID = ev.Harness, ev.SessionID, issuerID(ev)
+				r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
+				r.CreatedAt = ev.At
+			}
+			r.Status = ev.Result.Status
+			if r.Status == "" {
+				r.Status = kv.RunCompleted
+			}
+			if ev.Result.Text != "" {
+				r.Result = ev.Result.Text
+			}
+			r.Tokens, r.DurationMs, r.EndedAt = ev.Result.Tokens, ev.Result.DurationMs, ev.At
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record result of spawn %s: %w", ev.Spawn.ToolUseID, err)
+	}
+	return nil
+}

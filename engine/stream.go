@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Consume implements adapters.Sink: it applies one event from a streaming harness (OpenCode's
+// event stream, OpenClaw's gateway). Those harnesses name parents and spawned children
+// explicitly, so nothing is paired by guess; turns arrive in the events and are upserted. Work
+// for one session runs under that session's lock. It returns when the event is durable.
+func (e *Engine) Consume(ctx context.Context, ev adapters.Event) error {
+	if ev.SessionID == "" || ev.Kind == adapters.KindUnknown {
+		return nil
+	}
+	if ev.At.IsZero() {
+		ev.At = e.Now()
+	}
+	if ev.Scope == "" {
+		ev.Scope = e.Scope
+	}
+	unlock := e.locks.lock(lockKey(ev.Scope, ev.SessionID))
+	defer unlock()
+	var err error
+	switch ev.Kind {
+	case adapters.KindSessionStart, adapters.KindSessionUpdate, adapters.KindSessionDeleted:
+		err = e.streamSession(ctx, ev)
+	case adapters.KindTurns:
+		err = e.streamTurns(ctx, ev)
+	case adapters.KindSpawn, adapters.KindSpawnResult:
+		err = e.streamSpawn(ctx, ev)
+	case adapters.KindCompacted:
+		_, err = e.ensureSession(ctx, ev, func(sess *kv.Session) { countCompaction(sess, ev.At) })
+	case adapters.KindIdle:
+		err = e.streamIdle(ctx, ev)
+	case adapters.KindPreCompact:
+		if _, err = e.ensureSession(ctx, ev, func(*kv.Session) {}); err == nil {
+			err = e.preCompactionCheckpoint(ctx, ev.Scope, ev.SessionID, ev.Instructions, nil)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s of %s: %w", ev.Harness, ev.Name, ev.SessionID, err)
+	}
+	return nil
+}
+
+// PluginEvent applies an event a harness's plugin posted (OpenClaw's subagent_spawned and
+// compaction hooks) like a streamed one, waiting until ctx ends at most; the work then
+// finishes in the background.
+func (e *Engine) PluginEvent(ctx context.Context, ev adapters.Event) error {
+	_, err := detach(ctx, e, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, e.Consume(ctx, ev)
+	})
+	return err
+}
+
+// ensureSession updates session ev.SessionID of ev.Scope with change, creating a minimal active
+// record when the event arrives before the session's own (streams and resyncs interleave). It
+// returns the session as written.
+func (e *Engine) ensureSession(ctx context.Context, ev adapters.Event, change func(*kv.Session)) (kv.Session, error) {
+	return e.Store.UpdateSession(ctx, ev.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
+		ensure(sess, exists, ev)
+		change(sess)
+		return nil
+	})
+}
+
+// ensure fills in a session the event names: a new one becomes a minimal active record, and
+// one without a project takes the event's directory.
+func ensure(sess *kv.Session, exists bool, ev adapters.Event) {
+	if !exists {
+		sess.Harness, sess.NativeID, sess.Status, sess.CreatedAt = ev.Harness, ev.SessionID, kv.StatusActive, ev.At
+	}
+	if sess.Project == "" && ev.Cwd != "" {
+		sess.Project, sess.ProjectNorm = ev.Cwd, normaliseProject(ev.Cwd)
+	}
+}
+
+// streamSession records a session as the harness describes it, linked to the parent the harness
+// names, in one transaction. A parent not seen yet gets a minimal record, filled in when its own
+// event arrives.
+func (e *Engine) streamSession(ctx context.Context, ev adapters.Event) error {
+	return e.Store.Update(ctx, func(tx *kv.Tx) error {
+		var parent kv.Session
+		if ev.ParentSessionID != "" && ev.ParentSessionID != ev.SessionID {
+			pev := ev
+			pev.SessionID, pev.ParentSessionID = ev.ParentSessionID, ""
+			var err error
+			parent, err = tx.UpdateSession(ev.Scope, pev.SessionID, func(sess *kv.Session, exists bool) error {
+				ensure(sess, exists, pev)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		_, err := tx.UpdateSession(ev.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
+			ensure(sess, exists, ev)
+			if ev.Title != "" {
+				sess.Title = ev.Title
+			}
+			if ev.AgentName != "" && parent.ID != "" {
+				sess.AgentType = ev.AgentName
+			}
+			if parent.ID != "" {
+				sess.ParentID, sess.Depth, sess.ParentInferred = parent.ID, parent.Depth+1, false
+				if ev.Depth > 0 {
+					sess.Depth = ev.Depth // stated by the harness: right even before the parent's own link arrives
+				}
+			}
+			if ev.Kind == adapters.KindSessionDeleted {
+				sess.Status = kv.StatusEnded
+			}
+			return nil
+		})
+		return err
+	})
+}
+
+// streamTurns upserts the turns an event carries. A session's first user turn is its objective
+// unless it has one (a child's task prompt arrives as its first user turn, too).
+func (e *Engine) streamTurns(ctx context.Context, ev adapters.Event) error {
+	if len(ev.Turns) == 0 {
+		return nil
+	}
+	var objective string
+	for _, t := range ev.Turns {
+		if t.Role == "user" && t.Text != "" {
+			objective = t.Text
+			break
+		}
+	}
+	sess, err := e.ensureSession(ctx, ev, func(sess *kv.Session) {
+		if sess.Objective == "" && sess.TurnCount == 0 {
+			sess.Objective = objective
+		}
+	})
+	if err != nil {
+		return err
+	}
+	added, _, err := e.Store.UpsertTurns(ctx, ev.Scope, ev.SessionID, storedTurns(ev.Turns))
+	if err != nil || added == 0 {
+		return err
+	}
+	// The store counted the new user turns as prompts; the check reads them from the record
+	// as written, so that count is the one due is decided on.
+	sess, err = e.Store.GetSession(ctx, ev.Scope, ev.SessionID)
+	if err != nil {
+		return err
+	}
+	e.maybeCheckpoint(sess)
+	return nil
+}
+
+// streamSpawn records a spawn and, once the harness names the child session, links them: the
+// child's objective is the task prompt. A result finishes the run. The run and the child's
+// link are one transaction. A new spawn also writes the issuer's spawn checkpoint.
+func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
+	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" {
+		return nil
+	}
+	issuer, err := e.ensureSession(ctx, ev, func(*kv.Session) {})
+	if err != nil {
+		return err
+	}
+	root, err := e.rootOf(ctx, ev.Scope, issuer)
+	if err != nil {
+		return err
+	}
+	child := ev.Spawn.ChildSessionID
+	if child == "" && ev.Result != nil {
+		child = ev.Result.AgentID
+	}
+	created := false
+	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
+		run, err := tx.UpdateRun(ev.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+			if created = !exists; created {
+				r.Harness, r.RootID, r.ParentID, r.Status, r.CreatedAt = ev.Harness, root, ev.SessionID, kv.RunPending, ev.At
+			}
+			if ev.Spawn.Prompt != "" {
+				r.Prompt, r.Type = ev.Spawn.Prompt, ev.Spawn.Type
+			}
+			if ev.Spawn.Description != "" && (r.Description == "" || ev.Spawn.Prompt != "") {
+				r.Description = ev.Spawn.Description
+			}
+			if child != "" && r.ChildID == "" {
+				r.ChildID, r.Provisional, r.StartedAt = child, false, ev.At
+				if r.Status == kv.RunPending {
+					r.Status = kv.RunRunning
+				}
+			}
+			if ev.Kind == adapters.KindSpawnResult && ev.Result != nil {
+				r.Status = ev.Result.Status
+				if r.Status == "" {
+					r.Status = kv.RunCompleted
+				}
+				if ev.Result.Text != "" {
+					r.Result = ev.Result.Text
+				}
+				if ev.Result.Tokens > 0 {
+					r.Tokens = ev.Result.Tokens
+				}
+				if ev.Result.DurationMs > 0 {
+					r.DurationMs = ev.Result.DurationMs
+				}
+				r.EndedAt = ev.At
+			}
+			return nil
+		})
+		if err != nil || run.ChildID == "" || run.Prompt == "" {
+			return err
+		}
+		cev := ev
+		cev.SessionID = run.ChildID
+		_, err = tx.UpdateSession(ev.Scope, run.ChildID, func(c *kv.Session, exists bool) error {
+			ensure(c, exists, cev)
+			c.Objective = run.Prompt
+			if c.ParentID == "" {
+				c.ParentID, c.Depth = issuer.ID, issuer.Depth+1
+			}
+			if c.AgentType == "" {
+				c.AgentType = run.Type
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if created && ev.Kind == adapters.KindSpawn {
+		e.spawnCheckpoint(issuer)
+	}
+	return nil
+}
+
+// streamIdle ends the run of a child session that went idle without its spawn's result having
+// arrived: its last assistant message is the result.
+func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
+	run, err := e.Store.RunByChild(ctx, ev.Scope, ev.SessionID)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil
+	}
+	if err != nil || run.Status != kv.RunRunning {
+		return err
+	}
+	last, err := e.Store.LastTurns(ctx, ev.Scope, ev.SessionID, 20)
+	if err != nil {
+		return err
+	}
+	var result string
+	for i := len(last) - 1; i >= 0; i-- {
+		if last[i].Role == "assistant" && last[i].Text != "" {
+			result = last[i].Text
+			break
+		}
+	}
+	_, err = e.Store.UpdateRun(ctx, ev.Scope, run.ID, func(r *kv.Run, _ bool) error {
+		if r.Status != kv.RunRunning {
+			return errUnchanged
+		}
+		r.Status, r.EndedAt = kv.RunCompleted, ev.At
+		if r.Result == "" {
+			r.Result = result
+		}
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
+}
+
+// rootOf walks ParentID links up from sess to its top-level session (at most 64 steps).
+func (e *Engine) rootOf(ctx context.Context, scope string, sess kv.Session) (string, error) {
+	id := sess.ID
+	for range 64 {
+		if sess.ParentID == "" {
+			return id, nil
+		}
+		id = sess.ParentID
+		var err error
+		sess, err = e.Store.GetSession(ctx, scope, id)
+		if errors.Is(err, kv.ErrNotFound) {
+			return id, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
