@@ -60,11 +60,11 @@ func TestDefault_DataDir(t *testing.T) {
 
 func TestFlagName(t *testing.T) {
 	for key, want := range map[string]string{
-		"listen":                              "listen",
-		"data_dir":                            "data-dir",
-		"log.level":                           "log-level",
+		"listen":                               "listen",
+		"data_dir":                             "data-dir",
+		"log.level":                            "log-level",
 		"adapters.claude_code.hook_read_bytes": "adapters-claude-code-hook-read-bytes",
-		"adapters.claude_code.max_read_bytes": "adapters-claude-code-max-read-bytes",
+		"adapters.claude_code.max_read_bytes":  "adapters-claude-code-max-read-bytes",
 	} {
 		if got := config.FlagName(key); got != want {
 			t.Errorf("FlagName(%q): got %q, want %q", key, got, want)
