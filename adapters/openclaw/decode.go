@@ -160,7 +160,7 @@ func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 	if err := adapters.DecodeObject(NameSessionsList+" result", result, &l); err != nil {
 		return nil, err
 	}
-	if isNull(l.Sessions) && isObject(l.List) {
+	if isNull(l.Sessions) && adapters.IsObject(l.List) {
 		var inner SessionList
 		adapters.UnmarshalObject(l.List, &inner)
 		l.Sessions, l.Ts = inner.Sessions, inner.Ts
@@ -172,7 +172,7 @@ func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 		return nil, adapters.Malformed("%s result: sessions missing", NameSessionsList)
 	}
 	var elems []json.RawMessage
-	if !isArray(l.Sessions) || json.Unmarshal(l.Sessions, &elems) != nil {
+	if !adapters.IsArray(l.Sessions) || json.Unmarshal(l.Sessions, &elems) != nil {
 		return nil, adapters.Malformed("%s result: sessions not an array", NameSessionsList)
 	}
 	rows := make([]SessionRow, 0, len(elems))
@@ -623,13 +623,13 @@ func renderContent(content json.RawMessage) rendered {
 // anything else.
 func contentParts(content json.RawMessage) []ContentPart {
 	var elems []json.RawMessage
-	if !isArray(content) || json.Unmarshal(content, &elems) != nil {
+	if !adapters.IsArray(content) || json.Unmarshal(content, &elems) != nil {
 		return nil
 	}
 	parts := make([]ContentPart, 0, len(elems))
 	for _, raw := range elems {
 		var p ContentPart
-		if isObject(raw) {
+		if adapters.IsObject(raw) {
 			adapters.UnmarshalObject(raw, &p)
 			parts = append(parts, p)
 		}
@@ -704,14 +704,14 @@ func resolveResultName(name string, details json.RawMessage) string {
 // toolResultText renders a session.tool result ({content, details}, or a bare string) as the
 // text of its turn; for a tool search call, the real tool's result.
 func toolResultText(result json.RawMessage, isError bool) string {
-	if !isObject(result) {
+	if !adapters.IsObject(result) {
 		return resultSummary(contentText(result), isError)
 	}
 	var r ToolResult
 	adapters.UnmarshalObject(result, &r)
 	var w wrappedResult
 	adapters.UnmarshalObject(r.Details, &w)
-	if w.Tool.Name != "" && isObject(w.Result) {
+	if w.Tool.Name != "" && adapters.IsObject(w.Result) {
 		var inner ToolResult
 		adapters.UnmarshalObject(w.Result, &inner)
 		if contentText(inner.Content) != "" {
@@ -738,7 +738,7 @@ func findReceipt(raw json.RawMessage, depth int) (SpawnReceipt, bool) {
 		if json.Unmarshal(raw, &s) == nil {
 			return findReceipt(json.RawMessage(s), depth+1)
 		}
-	case isArray(raw):
+	case adapters.IsArray(raw):
 		for _, p := range contentParts(raw) {
 			if p.Type != "text" {
 				continue
@@ -747,7 +747,7 @@ func findReceipt(raw json.RawMessage, depth int) (SpawnReceipt, bool) {
 				return r, true
 			}
 		}
-	case isObject(raw):
+	case adapters.IsObject(raw):
 		var o struct {
 			SpawnReceipt
 			Details json.RawMessage `json:"details"`
@@ -849,7 +849,7 @@ func duration(start, end Millis) int64 {
 // inputSummary renders tool arguments as one line of JSON with sorted keys, bounded to
 // maxInputSummary; "" for empty or non-object arguments.
 func inputSummary(args json.RawMessage) string {
-	if !isObject(args) {
+	if !adapters.IsObject(args) {
 		return ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -882,7 +882,7 @@ const (
 // inputFiles returns the paths tool arguments name, skipping values that do not look like
 // paths and duplicates; nil when there are none.
 func inputFiles(args json.RawMessage) []string {
-	if !isObject(args) {
+	if !adapters.IsObject(args) {
 		return nil
 	}
 	var fields map[string]json.RawMessage
@@ -903,7 +903,7 @@ func inputFiles(args json.RawMessage) []string {
 	}
 	for _, name := range pathListFields {
 		var ps []json.RawMessage
-		if !isArray(fields[name]) || json.Unmarshal(fields[name], &ps) != nil {
+		if !adapters.IsArray(fields[name]) || json.Unmarshal(fields[name], &ps) != nil {
 			continue
 		}
 		for _, raw := range ps {
@@ -958,8 +958,6 @@ func firstByte(b []byte) byte {
 	return b[0]
 }
 
-func isObject(b []byte) bool { return firstByte(b) == '{' }
-func isArray(b []byte) bool  { return firstByte(b) == '[' }
 func isString(b []byte) bool { return firstByte(b) == '"' }
 
 // isNull reports whether b is absent or JSON null.
