@@ -13,11 +13,13 @@ const module = "github.com/heirloom-dev/heirloom"
 // way: adapters → proxy (decisions) → kv → inject → reply; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
-	"adapters/claudecode": {"adapters"},
-	"adapters/opencode":   {"adapters", "adapters/internal/textdiff"},
-	"adapters/openclaw":   {"adapters", "adapters/internal/textdiff"},
+	"adapters/claudecode": {"adapters", "adapters/internal/toolinput"},
+	"adapters/opencode":   {"adapters", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/openclaw":   {"adapters", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.
 	"adapters/internal/textdiff": {},
+	// The decoders' one reading of a tool call's input (summary, paths) and text bound.
+	"adapters/internal/toolinput": {"adapters"},
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/toolinput"
 )
 
 // Harness is OpenClaw's name in adapters.Event.Harness.
@@ -61,9 +60,6 @@ const spawnAccepted = "accepted"
 // up in a message's text. A longer rendering is cut at a rune boundary and ends with a marker
 // saying how much was dropped.
 const MaxToolText = 4096
-
-// maxInputSummary bounds, in bytes, the rendering of a tool call's arguments.
-const maxInputSummary = 512
 
 // injectedHeadings open the blocks heirloom itself gives OpenClaw. The plugin puts them in the
 // system prompt, so they should never come back as transcript; a turn that opens with one is
@@ -287,7 +283,7 @@ func decodeSessionTool(payload json.RawMessage) ([]adapters.Event, error) {
 	tool, args := resolveCall(d.Name, d.Args)
 	t := adapters.Turn{ID: d.ToolCallID + ":" + d.Phase, Role: "tool", Tool: tool, At: p.Ts.Time()}
 	if d.Phase == "start" {
-		t.Text, t.Files = inputSummary(args), inputFiles(args)
+		t.Text, t.Files = toolinput.Summary(args), toolinput.Files(args)
 	} else {
 		var r ToolResult
 		adapters.UnmarshalObject(d.Result, &r)
@@ -547,7 +543,7 @@ func messageTurn(id string, m TranscriptMessage) (t adapters.Turn, ok bool) {
 		t.Role, t.Text = "system", m.Summary
 	case "bashExecution":
 		t.Role, t.Tool = "tool", toolBash
-		t.Text = bound(strings.TrimSpace(joinLines("$ "+m.Command, m.Output)), MaxToolText)
+		t.Text = toolinput.Bound(strings.TrimSpace(joinLines("$ "+m.Command, m.Output)), MaxToolText)
 	default:
 		return t, false
 	}
@@ -600,12 +596,8 @@ func renderContent(content json.RawMessage) rendered {
 		case "toolCall":
 			tool, args := resolveCall(p.Name, p.Arguments)
 			r.tool = cmp.Or(r.tool, tool)
-			r.lines = append(r.lines, strings.TrimSpace("[tool call] "+tool+" "+inputSummary(args)))
-			for _, f := range inputFiles(args) {
-				if !slices.Contains(r.files, f) {
-					r.files = append(r.files, f)
-				}
-			}
+			r.lines = append(r.lines, strings.TrimSpace("[tool call] "+tool+" "+toolinput.Summary(args)))
+			r.files = toolinput.AppendFiles(r.files, args)
 		case "toolResult":
 			tool := resolveResultName(p.ToolName, p.Details)
 			r.tool = cmp.Or(r.tool, tool)
@@ -613,7 +605,7 @@ func renderContent(content json.RawMessage) rendered {
 			if p.IsError {
 				label = "[tool error] "
 			}
-			r.lines = append(r.lines, bound(label+tool+": "+strings.TrimSpace(contentText(p.Content)), MaxToolText))
+			r.lines = append(r.lines, toolinput.Bound(label+tool+": "+strings.TrimSpace(contentText(p.Content)), MaxToolText))
 		}
 	}
 	return r
@@ -659,7 +651,7 @@ func resultSummary(text string, isError bool) string {
 	if isError {
 		text = strings.TrimSpace("error: " + text)
 	}
-	return bound(text, MaxToolText)
+	return toolinput.Bound(text, MaxToolText)
 }
 
 // toolCallWrapper is the arguments of a tool search "tool_call".
@@ -846,86 +838,6 @@ func duration(start, end Millis) int64 {
 	return int64(end - start)
 }
 
-// inputSummary renders tool arguments as one line of JSON with sorted keys, bounded to
-// maxInputSummary; "" for empty or non-object arguments.
-func inputSummary(args json.RawMessage) string {
-	if !adapters.IsObject(args) {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var m map[string]any
-	if dec.Decode(&m) != nil || len(m) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(m) != nil {
-		return ""
-	}
-	return bound(strings.TrimSpace(b.String()), maxInputSummary)
-}
-
-// The tool argument fields that name files, in the order read: single paths, then lists.
-var (
-	pathFields     = [...]string{"path", "file_path", "filePath"}
-	pathListFields = [...]string{"paths", "file_paths", "filePaths"}
-)
-
-// maxPathLen bounds what inputFiles accepts as a path; maxFiles how many it returns.
-const (
-	maxPathLen = 4096
-	maxFiles   = 64
-)
-
-// inputFiles returns the paths tool arguments name, skipping values that do not look like
-// paths and duplicates; nil when there are none.
-func inputFiles(args json.RawMessage) []string {
-	if !adapters.IsObject(args) {
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(args, &fields) != nil {
-		return nil
-	}
-	var files []string
-	add := func(p string) {
-		if looksLikePath(p) && !slices.Contains(files, p) && len(files) < maxFiles {
-			files = append(files, p)
-		}
-	}
-	for _, name := range pathFields {
-		var p string
-		if json.Unmarshal(fields[name], &p) == nil {
-			add(p)
-		}
-	}
-	for _, name := range pathListFields {
-		var ps []json.RawMessage
-		if !adapters.IsArray(fields[name]) || json.Unmarshal(fields[name], &ps) != nil {
-			continue
-		}
-		for _, raw := range ps {
-			var p string
-			if json.Unmarshal(raw, &p) == nil {
-				add(p)
-			}
-		}
-	}
-	return files
-}
-
-// looksLikePath reports whether s could be a file path: non-blank, bounded, valid UTF-8, no
-// control characters, not a URL.
-func looksLikePath(s string) bool {
-	if s == "" || len(s) > maxPathLen || strings.TrimSpace(s) != s || !utf8.ValidString(s) ||
-		strings.Contains(s, "://") {
-		return false
-	}
-	return strings.IndexFunc(s, unicode.IsControl) < 0
-}
-
 // joinLines joins the non-blank strings of ss with newlines.
 func joinLines(ss ...string) string {
 	var out []string
@@ -935,18 +847,6 @@ func joinLines(ss ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// bound cuts s to max bytes at a rune boundary, marking the cut.
-func bound(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n…[%d bytes truncated]", len(s)-cut)
 }
 
 // firstByte returns b's first non-blank byte, 0 for none.
