@@ -13,11 +13,13 @@ const module = "github.com/heirloom-dev/heirloom"
 // way: adapters → proxy (decisions) → kv → inject → reply; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
-	"adapters/claudecode": {"adapters", "adapters/internal/toolinput"},
-	"adapters/opencode":   {"adapters", "adapters/internal/textdiff", "adapters/internal/toolinput"},
-	"adapters/openclaw":   {"adapters", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/claudecode": {"adapters", "adapters/internal/atomicfile", "adapters/internal/toolinput"},
+	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.
 	"adapters/internal/textdiff": {},
+	// The installers' one atomic, synced file write (temp file, fsync, rename, directory fsync).
+	"adapters/internal/atomicfile": {},
 	// The decoders' one reading of a tool call's input (summary, paths) and text bound.
 	"adapters/internal/toolinput": {"adapters"},
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.

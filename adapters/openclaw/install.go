@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
 	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
 )
 
@@ -366,12 +367,12 @@ func installPlugin(res *InstallResult, dryRun bool, now func() time.Time, out io
 		return fmt.Errorf("write plugin: %w", err)
 	}
 	for _, name := range pluginFileNames {
-		if err := os.WriteFile(filepath.Join(tmp, name), files[name], 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(tmp, name), files[name], 0o644); err != nil {
 			return fmt.Errorf("write plugin: %w", err)
 		}
 	}
 	if res.PluginAction == InstallUpdated {
-		backup, err := freeName(dir+".backup-"+now().UTC().Format("20060102T150405Z"), "")
+		backup, err := freeName(dir + ".backup-" + now().UTC().Format(atomicfile.BackupStamp))
 		if err != nil {
 			return err
 		}
@@ -382,6 +383,9 @@ func installPlugin(res *InstallResult, dryRun bool, now func() time.Time, out io
 		fmt.Fprintf(out, "openclaw: moved the previous plugin folder %s to %s\n", dir, backup)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("write plugin %s: %w", dir, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
 		return fmt.Errorf("write plugin %s: %w", dir, err)
 	}
 	fmt.Fprintf(out, "openclaw: %s plugin at %s\n", map[InstallAction]string{InstallCreated: "installed", InstallUpdated: "updated"}[res.PluginAction], dir)
@@ -560,11 +564,8 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 		return nil
 	}
 	if plan.fileExists {
-		backup, err := freeName(plan.path+".bak-"+now().UTC().Format("20060102T150405Z"), "")
+		backup, err := atomicfile.Backup(plan.path, plan.before, plan.mode, now())
 		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(backup, plan.before, plan.mode); err != nil {
 			return fmt.Errorf("back up openclaw config: %w", err)
 		}
 		res.ConfigBackup = backup
@@ -573,7 +574,7 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 	if err := os.MkdirAll(filepath.Dir(plan.path), 0o700); err != nil {
 		return fmt.Errorf("create openclaw config dir: %w", err)
 	}
-	if err := writeFileAtomic(plan.path, plan.after, plan.mode); err != nil {
+	if err := atomicfile.Write(plan.path, plan.after, plan.mode); err != nil {
 		return fmt.Errorf("write openclaw config: %w", err)
 	}
 	fmt.Fprintf(out, "openclaw: %s %s: plugins.entries.%s enabled, with conversation access, url %s\n",
@@ -596,45 +597,19 @@ func childObject(parent *jsonObject, key, name string) (*jsonObject, error) {
 	return o, nil
 }
 
-// freeName returns base+suffix, or base.N+suffix for the first N that does not exist yet.
-func freeName(base, suffix string) (string, error) {
+// freeName returns base, or base.N for the first N that does not exist yet: a name to move a
+// folder aside to.
+func freeName(base string) (string, error) {
 	for i := 0; i < 100; i++ {
-		name := base + suffix
+		name := base
 		if i > 0 {
-			name = fmt.Sprintf("%s.%d%s", base, i, suffix)
+			name = fmt.Sprintf("%s.%d", base, i)
 		}
 		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			return name, nil
 		}
 	}
 	return "", fmt.Errorf("back up %s: too many backups this second", base)
-}
-
-// writeFileAtomic writes data to path through a temp file in the same dir and a rename.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(mode)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
 }
 
 // statExists reports whether path names anything.
