@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
@@ -55,6 +56,9 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	defer cancel()
 	return m.Close(closeCtx)
 }
+
+// The stream clients log through main's hclog logger, which adapters never import.
+var _ adapters.Logger = hclog.Logger(nil)
 
 // Main holds the running sidecar: config, logger, metrics registry, store and server, opened in
 // that order and closed in reverse.
@@ -133,8 +137,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if client.Token == "" {
 			client.Token = m.OpenClawToken
 		}
-		logger := m.Logger.Named("openclaw").With("gateway", gw.URL)
-		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+		client.Logger = m.Logger.Named("openclaw").With("gateway", gw.URL)
 		m.OpenClaw = client
 		srv.OpenClawGateway = client
 	}
@@ -149,8 +152,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if client.Password == "" {
 			client.Password = m.OpenCodePassword
 		}
-		logger := m.Logger.Named("opencode").With("server", oc.URL)
-		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+		client.Logger = m.Logger.Named("opencode").With("server", oc.URL)
 		if err := client.Open(ctx); err != nil {
 			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
 			defer cancel()

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/follow"
 )
 
 // HistoryLimit is the limit of a resync's chat.history calls: the most recent transcript rows
@@ -66,9 +68,8 @@ func (c *Client) follow(ctx context.Context, cn *conn) error {
 // dispatch handles one queued item; an error ends the connection.
 func (c *Client) dispatch(ctx context.Context, cn *conn, it queued) error {
 	if it.resync {
-		if n := c.stats.gap.Load(); isPow2(n) {
-			c.logf("openclaw %s: the Gateway skipped events %d–%d (%d gaps so far); resyncing",
-				c.URL, it.gap[0], it.gap[1]-1, n)
+		if n := c.stats.gap.Load(); follow.IsPow2(n) {
+			c.log.Warn("the Gateway skipped events; resyncing", "from_seq", it.gap[0], "to_seq", it.gap[1]-1, "gaps", n)
 		}
 		return c.resync(ctx, cn)
 	}
@@ -85,11 +86,11 @@ func (c *Client) event(ctx context.Context, f Frame) {
 			RestartExpectedMs int64  `json:"restartExpectedMs"`
 		}
 		_ = json.Unmarshal(f.Payload, &p)
-		restart := ""
+		args := []any{"reason", p.Reason}
 		if p.RestartExpectedMs > 0 {
-			restart = fmt.Sprintf("; restart expected in %d ms", p.RestartExpectedMs)
+			args = append(args, "restart_expected_in", time.Duration(p.RestartExpectedMs)*time.Millisecond)
 		}
-		c.logf("openclaw %s: the Gateway is shutting down (%s%s)", c.URL, p.Reason, restart)
+		c.log.Info("the Gateway is shutting down", args...)
 		return
 	}
 	evs, err := DecodeEvent(f.Event, f.Payload)
@@ -121,10 +122,10 @@ func (c *Client) resync(ctx context.Context, cn *conn) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		c.stats.resyncErrors.Add(1)
+		c.stats.ResyncErrors.Add(1)
 		var re *RequestError
 		if errors.As(err, &re) {
-			c.logf("openclaw %s: resync: %v", c.URL, err)
+			c.log.Warn("resync: the Gateway refused sessions.list", "error", err)
 			return nil
 		}
 		return fmt.Errorf("resync: %w", err)
@@ -141,7 +142,7 @@ func (c *Client) resync(ctx context.Context, cn *conn) error {
 	if err := c.backfill(ctx, cn, payload); err != nil {
 		return err
 	}
-	c.stats.resyncs.Add(1)
+	c.stats.Resyncs.Add(1)
 	return nil
 }
 
@@ -225,8 +226,8 @@ func (c *Client) backfill(ctx context.Context, cn *conn, list json.RawMessage) e
 				ended = true
 				return fmt.Errorf("resync: %w", err)
 			}
-			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
-				c.logf("openclaw %s: resync: chat.history %s: %v (%d failures so far; retried at the next resync)", c.URL, s.Key, err, n)
+			if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
+				c.log.Warn("resync: chat.history failed; retried at the next resync", "session", s.Key, "error", err, "failures", n)
 			}
 			keep(s.Key)
 			continue
@@ -298,8 +299,8 @@ func (c *Client) describeOrphans(ctx context.Context, cn *conn, evs []adapters.E
 				ended = true
 				return fmt.Errorf("resync: %w", err)
 			}
-			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
-				c.logf("openclaw %s: resync: %v (%d failures so far; retried at the next resync)", c.URL, err, n)
+			if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
+				c.log.Warn("resync: sessions.describe failed; retried at the next resync", "session", key, "error", err, "failures", n)
 			}
 			continue
 		}
