@@ -216,19 +216,12 @@ func (c *Client) backfill(ctx context.Context, cn *conn, list json.RawMessage) e
 			continue
 		}
 		fetched++
-		payload, err := c.call(ctx, cn, "chat.history", historyParams{SessionKey: s.Key, Limit: HistoryLimit})
+		payload, ok, err := c.resyncCall(ctx, cn, "chat.history", s.Key, historyParams{SessionKey: s.Key, Limit: HistoryLimit})
 		if err != nil {
-			if ctx.Err() != nil {
-				ended = true
-				return ctx.Err()
-			}
-			if errors.Is(err, ErrNotConnected) || errors.Is(err, context.DeadlineExceeded) {
-				ended = true
-				return fmt.Errorf("resync: %w", err)
-			}
-			if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
-				c.log.Warn("resync: chat.history failed; retried at the next resync", "session", s.Key, "error", err, "failures", n)
-			}
+			ended = true
+			return err
+		}
+		if !ok {
 			keep(s.Key)
 			continue
 		}
@@ -287,21 +280,12 @@ func (c *Client) describeOrphans(ctx context.Context, cn *conn, evs []adapters.E
 			continue
 		}
 		fetched++
-		payload, err := c.call(ctx, cn, "sessions.describe", describeParams{Key: key})
+		payload, ok, err := c.resyncCall(ctx, cn, "sessions.describe", key, describeParams{Key: key})
 		if err != nil {
-			if ctx.Err() != nil {
-				ended = true
-				return ctx.Err()
-			}
-			if errors.Is(err, ErrNotConnected) || errors.Is(err, context.DeadlineExceeded) {
-				// Gone, or not answering within RequestTimeout while still ticking: either way
-				// the connection is of no more use.
-				ended = true
-				return fmt.Errorf("resync: %w", err)
-			}
-			if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
-				c.log.Warn("resync: sessions.describe failed; retried at the next resync", "session", key, "error", err, "failures", n)
-			}
+			ended = true
+			return err
+		}
+		if !ok {
 			continue
 		}
 		next[key] = true
@@ -313,4 +297,25 @@ func (c *Client) describeOrphans(ctx context.Context, cn *conn, evs []adapters.E
 		c.consume(ctx, described)
 	}
 	return nil
+}
+
+// resyncCall makes one per-session request of a resync (method on session key). ok reports
+// whether it answered. A failure that ends the resync is returned as err: ctx ended, or the
+// connection is gone or did not answer within RequestTimeout while still ticking (either way it
+// is of no more use). Any other failure (the Gateway refused this one request) is counted,
+// logged at growing intervals, and left for the next resync: ok false, err nil.
+func (c *Client) resyncCall(ctx context.Context, cn *conn, method, key string, params any) (payload json.RawMessage, ok bool, err error) {
+	payload, err = c.call(ctx, cn, method, params)
+	switch {
+	case err == nil:
+		return payload, true, nil
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case errors.Is(err, ErrNotConnected), errors.Is(err, context.DeadlineExceeded):
+		return nil, false, fmt.Errorf("resync: %w", err)
+	}
+	if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
+		c.log.Warn("resync: a request failed; retried at the next resync", "method", method, "session", key, "error", err, "failures", n)
+	}
+	return nil, false, nil
 }
