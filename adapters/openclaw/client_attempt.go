@@ -93,7 +93,7 @@ func (c *Client) attempt(ctx context.Context) attempt {
 	c.stats.protocol.Store(int64(hello.Protocol))
 	c.stats.Connect()
 	c.live.Store(cn)
-	c.log.Info("connected", "version", hello.Server.Version, "protocol", hello.Protocol, "tick", tick)
+	c.log.Info("connected to OpenClaw", "version", hello.Server.Version, "protocol", hello.Protocol, "tick", tick)
 	if hello.Protocol != testedProtocol {
 		c.log.Warn("the Gateway speaks a protocol heirloom was not verified with", "protocol", hello.Protocol, "verified", testedProtocol)
 	}

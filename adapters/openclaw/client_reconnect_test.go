@@ -97,6 +97,10 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 			if got := logs.Count(fmt.Sprintf("closed by the Gateway: %d", tc.code)); got < 1 {
 				t.Errorf("logs: got %q, want the close code %d named", logs.Lines(), tc.code)
 			}
+			// The live e2e tests wait for this line in heirloom serve's log.
+			if got := logs.Count("INFO connected to OpenClaw"); got != cycles+1 {
+				t.Errorf("connected lines: got %d, want one per connection (%d); logs: %q", got, cycles+1, logs.Lines())
+			}
 		})
 	}
 }
