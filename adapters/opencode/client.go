@@ -282,7 +282,7 @@ func (c *Client) Stats() Stats {
 		Frames:       s.Frames,
 		Events:       s.Events,
 		Malformed:    s.Malformed,
-		Oversized:    s.Dropped,
+		Oversized:    c.stats.Oversized.Load(),
 		IdleTimeouts: s.IdleTimeouts,
 		Resyncs:      s.Resyncs,
 		ResyncErrors: s.ResyncErrors,

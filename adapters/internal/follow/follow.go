@@ -1,8 +1,9 @@
 // Package follow is what the two stream clients (adapters/opencode's SSE client and
 // adapters/openclaw's Gateway client) share around their own protocols: the New → Open → Close
 // lifecycle of a background connection loop (Loop), the jittered exponential backoff between its
-// attempts (Backoff, Sleep), the counters every adapters.Stream reports (Counters) and the way
-// both hand events to their Sink and skip bad input.
+// attempts (Backoff, Sleep), the counters every adapters.Stream reports (Counters), the way both
+// hand events to their Sink and skip bad input (Counters.Deliver, Counters.Skip), and the checks
+// and defaults of the fields they share (CheckURL, NewBackoff, OrDefault, OrDiscard).
 package follow
 
 import (
@@ -18,7 +19,7 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters"
 )
 
-// Errors of Loop.Open.
+// Errors of Loop.Open: ErrOpen when the loop already runs, ErrClosed after Close.
 var (
 	ErrOpen   = errors.New("already open")
 	ErrClosed = errors.New("closed")
