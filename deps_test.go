@@ -14,11 +14,20 @@ const module = "github.com/heirloom-dev/heirloom"
 // engine; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
-	"adapters/claudecode": {"adapters"},
-	"adapters/opencode":   {"adapters", "adapters/internal/textdiff"},
-	"adapters/openclaw":   {"adapters", "adapters/internal/textdiff"},
+	"adapters/claudecode": {"adapters", "adapters/internal/atomicfile", "adapters/internal/toolinput"},
+	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.
 	"adapters/internal/textdiff": {},
+	// The installers' one atomic, synced file write (temp file, fsync, rename, directory fsync).
+	"adapters/internal/atomicfile": {},
+	// The stream clients' shared lifecycle, backoff, counters and Sink delivery.
+	"adapters/internal/follow": {"adapters"},
+	// The stream clients' test helpers (a recording Sink and Logger, a goroutine-leak check):
+	// tests only.
+	"adapters/internal/streamtest": {"adapters"},
+	// The decoders' one reading of a tool call's input (summary, paths) and text bound.
+	"adapters/internal/toolinput": {"adapters"},
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},

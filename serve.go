@@ -58,6 +58,9 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	return m.Close(closeCtx)
 }
 
+// The stream clients log through main's hclog logger, which adapters never import.
+var _ adapters.Logger = hclog.Logger(nil)
+
 // Main holds the running sidecar: config, logger, metrics registry, store, engine and server,
 // opened in that order and closed in reverse.
 type Main struct {
@@ -149,8 +152,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		if client.Token == "" {
 			client.Token = m.OpenClawToken
 		}
-		logger := m.Logger.Named("openclaw").With("gateway", gw.URL)
-		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+		client.Logger = m.Logger.Named("openclaw").With("gateway", gw.URL)
 		m.OpenClaw = client
 		eng.Describers = map[string]adapters.Describer{openclaw.Harness: client}
 	}
@@ -185,8 +187,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		if client.Password == "" {
 			client.Password = m.OpenCodePassword
 		}
-		logger := m.Logger.Named("opencode").With("server", oc.URL)
-		client.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+		client.Logger = m.Logger.Named("opencode").With("server", oc.URL)
 		if err := client.Open(ctx); err != nil {
 			return fmt.Errorf("follow OpenCode server %s: %w", oc.URL, err)
 		}

@@ -30,7 +30,16 @@ func UnmarshalObject(data []byte, v any) {
 }
 
 // IsObject reports whether data's first non-blank byte opens a JSON object.
-func IsObject(data []byte) bool {
+func IsObject(data []byte) bool { return firstByte(data) == '{' }
+
+// IsArray reports whether data's first non-blank byte opens a JSON array.
+func IsArray(data []byte) bool { return firstByte(data) == '[' }
+
+// firstByte returns data's first non-blank byte, 0 for none.
+func firstByte(data []byte) byte {
 	data = bytes.TrimLeft(data, " \t\r\n")
-	return len(data) > 0 && data[0] == '{'
+	if len(data) == 0 {
+		return 0
+	}
+	return data[0]
 }

@@ -42,3 +42,26 @@ func TestDecodeObject(t *testing.T) {
 		})
 	}
 }
+
+func TestIsObjectIsArray(t *testing.T) {
+	for _, tt := range []struct {
+		in            string
+		object, array bool
+	}{
+		{`{"a":1}`, true, false},
+		{" \n\t{", true, false},
+		{`[1]`, false, true},
+		{"\r\n [", false, true},
+		{`"x"`, false, false},
+		{`null`, false, false},
+		{``, false, false},
+		{"   ", false, false},
+	} {
+		if got := adapters.IsObject([]byte(tt.in)); got != tt.object {
+			t.Errorf("IsObject(%q): got %v, want %v", tt.in, got, tt.object)
+		}
+		if got := adapters.IsArray([]byte(tt.in)); got != tt.array {
+			t.Errorf("IsArray(%q): got %v, want %v", tt.in, got, tt.array)
+		}
+	}
+}

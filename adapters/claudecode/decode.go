@@ -3,12 +3,10 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/toolinput"
 )
 
 // Result statuses Decode sets on a failed spawn (PostToolUseFailure of Agent/Task). A successful
@@ -151,7 +149,7 @@ func spawnOf(toolUseID string, input json.RawMessage) *adapters.Spawn {
 }
 
 func toolOf(name, useID string, input json.RawMessage) *adapters.ToolCall {
-	return &adapters.ToolCall{Name: name, UseID: useID, Files: appendFiles(nil, input)}
+	return &adapters.ToolCall{Name: name, UseID: useID, Files: toolinput.Files(input)}
 }
 
 // agentResult reads an Agent/Task tool_response: normally an AgentResponse object; a bare
@@ -193,42 +191,4 @@ func contentText(raw json.RawMessage) string {
 		return strings.Join(texts, "\n")
 	}
 	return ""
-}
-
-// pathFields are the tool_input fields that name a file or directory, in the order read.
-var pathFields = [...]string{"file_path", "path", "notebook_path"}
-
-// maxPathLen bounds what appendFiles accepts as a path.
-const maxPathLen = 4096
-
-// appendFiles appends to files the paths named in a tool input's file_path, path and
-// notebook_path fields, skipping values that do not look like paths and duplicates.
-func appendFiles(files []string, input json.RawMessage) []string {
-	if !adapters.IsObject(input) {
-		return files
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(input, &fields) != nil {
-		return files
-	}
-	for _, name := range pathFields {
-		var p string
-		if json.Unmarshal(fields[name], &p) != nil || !looksLikePath(p) {
-			continue
-		}
-		if !slices.Contains(files, p) {
-			files = append(files, p)
-		}
-	}
-	return files
-}
-
-// looksLikePath reports whether s could be a file path: non-blank, bounded, valid UTF-8, no
-// control characters, not a URL.
-func looksLikePath(s string) bool {
-	if s == "" || len(s) > maxPathLen || strings.TrimSpace(s) != s || !utf8.ValidString(s) ||
-		strings.Contains(s, "://") {
-		return false
-	}
-	return strings.IndexFunc(s, unicode.IsControl) < 0
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
 )
 
 // hookEvents are the events heirloom's shim is installed for, with their matcher ("" = every
@@ -56,8 +58,9 @@ type InstallResult struct {
 // Install adds heirloom's command hook for every event it uses to a Claude Code settings file,
 // keeping every other setting and every other hook. It is idempotent: heirloom's existing entries
 // (recognised by "hook claude-code" in their command) are replaced in place, never duplicated.
-// An existing file that changes is first copied to <file>.bak-<time>. A file that is not a JSON
-// object is an error and is left untouched.
+// An existing file that changes is first copied to a new <file>.bak-<time>[.N]; the file is then
+// replaced atomically (see atomicfile.Write). A file that is not a JSON object is an error and is
+// left untouched.
 func Install(opts InstallOptions) (InstallResult, error) {
 	res := InstallResult{Path: opts.SettingsPath}
 	if opts.SettingsPath == "" || !strings.Contains(opts.Command, shimMarker) {
@@ -95,15 +98,16 @@ func Install(opts InstallOptions) (InstallResult, error) {
 	}
 	mode := fs.FileMode(0o600)
 	if before != nil {
-		if fi, err := os.Stat(opts.SettingsPath); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		res.Backup = opts.SettingsPath + ".bak-" + now().UTC().Format("20060102T150405Z")
-		if err := os.WriteFile(res.Backup, before, mode); err != nil {
-			return res, fmt.Errorf("back up %s: %w", opts.SettingsPath, err)
+		mode = atomicfile.Perm(opts.SettingsPath, mode)
+		if res.Backup, err = atomicfile.Backup(opts.SettingsPath, before, mode, now()); err != nil {
+			return res, err
 		}
 	}
-	if err := writeAtomic(opts.SettingsPath, res.After, mode); err != nil {
+	dir := filepath.Dir(opts.SettingsPath)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return res, fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := atomicfile.Write(opts.SettingsPath, res.After, mode); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -178,32 +182,4 @@ func jsonEqual(a, b []byte) bool {
 	xb, _ := json.Marshal(x)
 	yb, _ := json.Marshal(y)
 	return bytes.Equal(xb, yb)
-}
-
-// writeAtomic writes data to path through a temporary file in the same directory and a rename, so
-// a crash never leaves a half-written settings file.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

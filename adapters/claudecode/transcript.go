@@ -3,12 +3,11 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/toolinput"
 )
 
 // MaxToolText bounds, in bytes, the text of a tool-result turn. Longer results are cut at a
@@ -130,7 +129,7 @@ func userTurn(t adapters.Turn, r *transcriptRecord) (adapters.Turn, bool) {
 		}
 	}
 	if hasResult {
-		t.Role, t.Text = "tool", bound(strings.Join(results, "\n"))
+		t.Role, t.Text = "tool", toolinput.Bound(strings.Join(results, "\n"), MaxToolText)
 		t.Tool, t.Files = toolOfResult(r.ToolUseResult)
 		return t, true
 	}
@@ -155,7 +154,7 @@ func assistantTurn(t adapters.Turn, r *transcriptRecord) (adapters.Turn, bool) {
 			if t.Tool == "" {
 				t.Tool = b.Name
 			}
-			t.Files = appendFiles(t.Files, b.Input)
+			t.Files = toolinput.AppendFiles(t.Files, b.Input)
 		}
 	}
 	if strings.TrimSpace(text) == "" && t.Tool == "" {
@@ -237,21 +236,9 @@ func toolOfResult(raw json.RawMessage) (tool string, files []string) {
 		tool = ToolAgent
 	}
 	for _, p := range []string{res.FilePath, res.File.FilePath} {
-		if looksLikePath(p) && (len(files) == 0 || files[0] != p) {
+		if toolinput.LooksLikePath(p) && (len(files) == 0 || files[0] != p) {
 			files = append(files, p)
 		}
 	}
 	return tool, files
-}
-
-// bound cuts s to MaxToolText bytes at a rune boundary, marking the cut.
-func bound(s string) string {
-	if len(s) <= MaxToolText {
-		return s
-	}
-	cut := MaxToolText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n…[%d bytes truncated]", len(s)-cut)
 }

@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
-	"math/rand/v2"
 	"net/http"
-	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/follow"
 )
 
 // Defaults of the Client fields whose zero value means "use the default", and protocol facts
@@ -77,15 +74,15 @@ var ErrNotConnected = errors.New("not connected to the OpenClaw Gateway")
 // frame, no pong) for twice the tick interval the Gateway advertised is dropped with close
 // code 4000 and made again, as OpenClaw's own client does. A Gateway that refuses the client
 // (bad token, protocol mismatch, any 1008 or 4xxx close) is retried only every BackoffMax and
-// named once in the log. A jump in the events' seq numbers (the Gateway dropped events for a
-// slow client) resyncs on the same connection. Malformed frames are counted, logged at growing
-// intervals (the 1st, 2nd, 4th, …) and skipped; they never end the stream.
+// named once in the log, at Error. A jump in the events' seq numbers (the Gateway dropped events
+// for a slow client) resyncs on the same connection. Malformed frames are counted, logged at
+// Debug at growing intervals (the 1st, 2nd, 4th, …) and skipped; they never end the stream.
 //
 // Each connection has one reader goroutine and one writer goroutine, as gorilla/websocket
 // allows; requests are matched to responses by id, and fail when their connection ends.
 //
 // The exported fields are read by Open and must not change afterwards. A Client is not reusable:
-// after Close, Open fails.
+// after Close, Open fails. It is an adapters.Stream.
 type Client struct {
 	// URL is the Gateway's WebSocket URL, ws:// or wss://. Required; no query or fragment.
 	// DefaultGatewayURL is the local Gateway's.
@@ -104,9 +101,11 @@ type Client struct {
 	// latest HistoryLimit rows of each, for ResyncSessions sessions at a time), but not run
 	// states. A turn the Sink refused is not sent again until its session changes.
 	Sink adapters.Sink
-	// Logf logs startup, shutdown, connection changes and errors; never one line per event.
-	// Nil: silent.
-	Logf func(format string, args ...any)
+	// Logger logs startup, shutdown, connections and the Gateway's shutdown notices at Info,
+	// lost connections, gaps, refused events and failed resyncs at Warn, a Gateway that refuses
+	// the client (or grants it no read scope) at Error, and malformed input at Debug; never one
+	// Info line per event. Nil: silent.
+	Logger adapters.Logger
 	// HandshakeTimeout bounds a connection attempt: the WebSocket dial, the Gateway's
 	// connect.challenge and its answer to connect. Zero: DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
@@ -145,17 +144,14 @@ type Client struct {
 	// recently updated sessions first (pinned ones before them). Zero: DefaultListLimit.
 	ListLimit int
 
-	mu     sync.Mutex
-	state  clientState
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	loop follow.Loop
 
 	// Set by Open, read-only afterwards.
+	log            adapters.Logger
 	dialer         *websocket.Dialer
 	handshakeWait  time.Duration
 	requestTimeout time.Duration
-	backoffMin     time.Duration
-	backoffMax     time.Duration
+	backoff        follow.Backoff // Min and Max only; run copies it
 	maxFrameBytes  int64
 	queueBytes     int64
 	resyncLimit    int // <0: no describe calls
@@ -173,14 +169,9 @@ type Client struct {
 	stats counters
 }
 
-var _ io.Closer = (*Client)(nil)
-
-type clientState int
-
-const (
-	stateNew clientState = iota
-	stateOpen
-	stateClosed
+var (
+	_ io.Closer       = (*Client)(nil)
+	_ adapters.Stream = (*Client)(nil)
 )
 
 // NewClient returns a Client for the Gateway at url that hands events to sink, with every
@@ -205,23 +196,10 @@ func NewClient(url string, sink adapters.Sink) *Client {
 // is called or ctx is canceled; call Close in either case to wait for it. Open fails on a bad
 // field, when the Client is already open, and after Close.
 func (c *Client) Open(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch c.state {
-	case stateOpen:
-		return errors.New("open openclaw client: already open")
-	case stateClosed:
-		return errors.New("open openclaw client: closed")
-	}
-	if err := c.setup(); err != nil {
+	if err := c.loop.Open(ctx, c.setup, c.run); err != nil {
 		return fmt.Errorf("open openclaw client %q: %w", c.URL, err)
 	}
-	loopCtx, cancel := context.WithCancel(ctx)
-	c.cancel = cancel
-	c.state = stateOpen
-	c.wg.Add(1)
-	go c.run(loopCtx)
-	c.logf("openclaw %s: following the Gateway", c.URL)
+	c.log.Info("following the Gateway")
 	return nil
 }
 
@@ -230,32 +208,17 @@ func (c *Client) Open(ctx context.Context) error {
 // to call more than once, concurrently, and without Open; it always returns nil. A Sink that
 // ignores its context can delay it.
 func (c *Client) Close() error {
-	c.mu.Lock()
-	wasOpen := c.state == stateOpen
-	c.state = stateClosed
-	cancel := c.cancel
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	c.wg.Wait()
-	if wasOpen {
-		c.logf("openclaw %s: closed", c.URL)
+	if c.loop.Close() {
+		c.log.Info("closed")
 	}
 	return nil
 }
 
-// setup validates the exported fields and derives what the loop reads. Called with c.mu held.
+// setup validates the exported fields and derives what the loop reads. Called by Open, with the
+// loop locked.
 func (c *Client) setup() error {
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return fmt.Errorf("bad URL: %w", err)
-	}
-	if (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-		return errors.New("URL must be ws(s)://host[:port]")
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return errors.New("URL must not have a query or fragment")
+	if err := follow.CheckURL(c.URL, "ws"); err != nil {
+		return err
 	}
 	if c.Sink == nil {
 		return errors.New("no Sink")
@@ -264,20 +227,21 @@ func (c *Client) setup() error {
 		c.MaxFrameBytes < 0 || c.QueueBytes < 0 || c.ListLimit < 0 {
 		return errors.New("negative HandshakeTimeout, RequestTimeout, BackoffMin, BackoffMax, MaxFrameBytes, QueueBytes or ListLimit")
 	}
-	c.handshakeWait = orDefault(c.HandshakeTimeout, DefaultHandshakeTimeout)
-	c.requestTimeout = orDefault(c.RequestTimeout, DefaultRequestTimeout)
-	c.backoffMin = orDefault(c.BackoffMin, DefaultBackoffMin)
-	c.backoffMax = orDefault(c.BackoffMax, DefaultBackoffMax)
-	if c.backoffMin > c.backoffMax {
-		return fmt.Errorf("BackoffMin %v above BackoffMax %v", c.backoffMin, c.backoffMax)
+	c.log = follow.OrDiscard(c.Logger)
+	c.handshakeWait = follow.OrDefault(c.HandshakeTimeout, DefaultHandshakeTimeout)
+	c.requestTimeout = follow.OrDefault(c.RequestTimeout, DefaultRequestTimeout)
+	backoff, err := follow.NewBackoff(c.BackoffMin, c.BackoffMax, DefaultBackoffMin, DefaultBackoffMax)
+	if err != nil {
+		return err
 	}
-	c.maxFrameBytes = orDefault(c.MaxFrameBytes, DefaultMaxFrameBytes)
-	c.queueBytes = orDefault(c.QueueBytes, DefaultQueueBytes)
+	c.backoff = backoff
+	c.maxFrameBytes = follow.OrDefault(c.MaxFrameBytes, DefaultMaxFrameBytes)
+	c.queueBytes = follow.OrDefault(c.QueueBytes, DefaultQueueBytes)
 	if c.queueBytes < c.maxFrameBytes {
 		return fmt.Errorf("QueueBytes %d below MaxFrameBytes %d", c.queueBytes, c.maxFrameBytes)
 	}
-	c.resyncLimit = orDefault(c.ResyncSessions, DefaultResyncSessions)
-	c.listLimit = orDefault(c.ListLimit, DefaultListLimit)
+	c.resyncLimit = follow.OrDefault(c.ResyncSessions, DefaultResyncSessions)
+	c.listLimit = follow.OrDefault(c.ListLimit, DefaultListLimit)
 	c.dialer = &websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment, // never used for loopback
 		HandshakeTimeout: c.handshakeWait,
@@ -292,8 +256,7 @@ func (c *Client) setup() error {
 // run is the connection loop: one attempt at a time, a jittered, capped, growing wait between
 // attempts, forever until ctx ends.
 func (c *Client) run(ctx context.Context) {
-	defer c.wg.Done()
-	delay := c.backoffMin
+	backoff := c.backoff
 	failures := 0    // attempts in a row that did not end healthy
 	refused := false // the last attempt was refused
 	for {
@@ -303,41 +266,39 @@ func (c *Client) run(ctx context.Context) {
 		}
 		switch {
 		case res.helloed && res.up >= res.window:
-			delay = c.backoffMin
+			backoff.Reset()
 			failures = 0
 		case res.helloed && refused:
 			// Accepted again after a refusal: back to growing from BackoffMin, not from
 			// BackoffMax.
-			delay = c.backoffMin
+			backoff.Reset()
 		}
 		refused = res.refused
 		failures++
 
-		wait := jitter(delay)
-		delay = min(2*delay, c.backoffMax)
+		wait := backoff.Next()
 		switch {
 		case res.refused:
 			c.stats.refusals.Add(1)
-			wait, delay = jitter(c.backoffMax), c.backoffMax
+			wait = backoff.Hold()
 			if why := res.err.Error(); why != c.refusalLogged {
 				c.refusalLogged = why
-				c.logf("openclaw %s: the Gateway refused the connection: %v%s; retrying every %v until it accepts",
-					c.URL, res.err, refusalHint(res.err), c.backoffMax)
+				args := []any{"error", res.err, "retry_every", c.backoff.Max}
+				if hint := refusalHint(res.err); hint != "" {
+					args = append(args, "hint", hint)
+				}
+				c.log.Error("the Gateway refused the connection; retrying until it accepts", args...)
 			}
 		case res.retryAfter > 0:
-			wait = max(res.retryAfter, c.backoffMin)
+			wait = max(res.retryAfter, c.backoff.Min)
 			fallthrough
 		default:
-			if isPow2(int64(failures)) {
-				c.logf("openclaw %s: %v (attempt %d); reconnecting in %v", c.URL, res.err, failures, wait.Round(time.Millisecond))
+			if follow.IsPow2(int64(failures)) {
+				c.log.Warn("reconnecting", "error", res.err, "attempt", failures, "wait", wait.Round(time.Millisecond))
 			}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !follow.Sleep(ctx, wait) {
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -381,31 +342,12 @@ type describeParams struct {
 
 // consume hands evs to the Sink in order, counting what it accepts and what it refuses.
 func (c *Client) consume(ctx context.Context, evs []adapters.Event) {
-	for _, ev := range evs {
-		if err := c.Sink.Consume(ctx, ev); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			if n := c.stats.sinkErrors.Add(1); isPow2(n) {
-				c.logf("openclaw %s: sink refused %s event of session %s (%d refusals so far): %v", c.URL, ev.Name, ev.SessionID, n, err)
-			}
-			continue
-		}
-		c.stats.events.Add(1)
-	}
+	c.stats.Deliver(ctx, c.Sink, c.log, evs)
 }
 
 // malformed counts one piece of bad input from the Gateway and logs it at growing intervals.
 func (c *Client) malformed(what string, err error) {
-	if n := c.stats.malformed.Add(1); isPow2(n) {
-		c.logf("openclaw %s: skipped a malformed %s (%d malformed so far): %v", c.URL, what, n, err)
-	}
-}
-
-func (c *Client) logf(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
+	c.stats.Skip(c.log, what, err)
 }
 
 // Stats counts what a Client has done since Open, for metrics and tests. Counters only grow.
@@ -428,52 +370,40 @@ type Stats struct {
 	SinkErrors   int64 // events the Sink refused
 }
 
+// counters are the Stats counters: those every stream keeps, and the Gateway's own.
 type counters struct {
-	connected                                          atomic.Bool
-	protocol                                           atomic.Int64
-	connects, reconnects, disconnects, frames, events  atomic.Int64
-	malformed, oversized, idleTimeouts, overflows, gap atomic.Int64
-	refusals, resyncs, resyncErrors, sinkErrors        atomic.Int64
+	follow.Counters
+	protocol                              atomic.Int64
+	disconnects, overflows, gap, refusals atomic.Int64
 }
 
 // Stats returns a snapshot of the counters. Safe to call at any time, from any goroutine.
 func (c *Client) Stats() Stats {
 	s := &c.stats
 	return Stats{
-		Connected:    s.connected.Load(),
+		Connected:    s.Connected.Load(),
 		Protocol:     int(s.protocol.Load()),
-		Connects:     s.connects.Load(),
-		Reconnects:   s.reconnects.Load(),
+		Connects:     s.Connects.Load(),
+		Reconnects:   s.Reconnects.Load(),
 		Disconnects:  s.disconnects.Load(),
-		Frames:       s.frames.Load(),
-		Events:       s.events.Load(),
-		Malformed:    s.malformed.Load(),
-		Oversized:    s.oversized.Load(),
-		IdleTimeouts: s.idleTimeouts.Load(),
+		Frames:       s.Frames.Load(),
+		Events:       s.Events.Load(),
+		Malformed:    s.Malformed.Load(),
+		Oversized:    s.Oversized.Load(),
+		IdleTimeouts: s.IdleTimeouts.Load(),
 		Overflows:    s.overflows.Load(),
 		Gaps:         s.gap.Load(),
 		Refusals:     s.refusals.Load(),
-		Resyncs:      s.resyncs.Load(),
-		ResyncErrors: s.resyncErrors.Load(),
-		SinkErrors:   s.sinkErrors.Load(),
+		Resyncs:      s.Resyncs.Load(),
+		ResyncErrors: s.ResyncErrors.Load(),
+		SinkErrors:   s.SinkErrors.Load(),
 	}
 }
 
-// jitter returns a duration drawn uniformly from [d/2, d].
-func jitter(d time.Duration) time.Duration {
-	half := d / 2
-	if half <= 0 {
-		return d
-	}
-	return half + rand.N(d-half+1)
-}
-
-// isPow2 reports whether n is 1, 2, 4, 8, …: repeated errors are logged at those counts only.
-func isPow2(n int64) bool { return n > 0 && bits.OnesCount64(uint64(n)) == 1 }
-
-func orDefault[T time.Duration | int | int64](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
+// StreamStats returns the counters every adapters.Stream keeps: Stats without the Gateway's
+// detail, Dropped being Oversized plus Overflows. Safe to call at any time, from any goroutine.
+func (c *Client) StreamStats() adapters.StreamStats {
+	st := c.stats.Counters.StreamStats()
+	st.Dropped += c.stats.overflows.Load()
+	return st
 }

@@ -91,18 +91,15 @@ func (c *Client) attempt(ctx context.Context) attempt {
 	connectedAt := time.Now()
 	c.refusalLogged = ""
 	c.stats.protocol.Store(int64(hello.Protocol))
-	c.stats.connected.Store(true)
-	if n := c.stats.connects.Add(1); n > 1 {
-		c.stats.reconnects.Add(1)
-	}
+	c.stats.Connect()
 	c.live.Store(cn)
-	c.logf("openclaw %s: connected to OpenClaw %s (protocol %d, tick %v)", c.URL, hello.Server.Version, hello.Protocol, tick)
+	c.log.Info("connected to OpenClaw", "version", hello.Server.Version, "protocol", hello.Protocol, "tick", tick)
 	if hello.Protocol != testedProtocol {
-		c.logf("openclaw %s: the Gateway speaks protocol %d; heirloom was verified with %d", c.URL, hello.Protocol, testedProtocol)
+		c.log.Warn("the Gateway speaks a protocol heirloom was not verified with", "protocol", hello.Protocol, "verified", testedProtocol)
 	}
 	if !slices.Contains(hello.Auth.Scopes, ReadScope) && !c.scopeLogged {
 		c.scopeLogged = true
-		c.logf("openclaw %s: the Gateway granted scopes %q without %s: it will send no session events", c.URL, hello.Auth.Scopes, ReadScope)
+		c.log.Error("the Gateway granted no "+ReadScope+" scope: it will send no session events", "scopes", hello.Auth.Scopes)
 	}
 
 	err = c.follow(ctx, cn)
@@ -111,7 +108,7 @@ func (c *Client) attempt(ctx context.Context) attempt {
 	}
 
 	c.live.CompareAndSwap(cn, nil)
-	c.stats.connected.Store(false)
+	c.stats.Connected.Store(false)
 	c.stats.disconnects.Add(1)
 	code, reason := closeNormal, "client closing"
 	switch {

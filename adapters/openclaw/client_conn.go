@@ -173,7 +173,7 @@ func (cn *conn) read() {
 			cn.fail(cn.readError(err))
 			return
 		}
-		cn.c.stats.frames.Add(1)
+		cn.c.stats.Frames.Add(1)
 		if err := cn.handle(data); err != nil {
 			cn.fail(err)
 			return
@@ -194,7 +194,7 @@ func (cn *conn) readError(err error) error {
 		cn.peerClosed.Store(true)
 		return &CloseError{Code: ce.Code, Reason: ce.Text}
 	case errors.Is(err, websocket.ErrReadLimit):
-		cn.c.stats.oversized.Add(1)
+		cn.c.stats.Oversized.Add(1)
 		return fmt.Errorf("%w (%d bytes)", errOversized, cn.c.maxFrameBytes)
 	case errors.As(err, &ne) && ne.Timeout():
 		select {
@@ -205,7 +205,7 @@ func (cn *conn) readError(err error) error {
 		if !cn.helloed.Load() {
 			return errors.New("no answer from the Gateway within HandshakeTimeout")
 		}
-		cn.c.stats.idleTimeouts.Add(1)
+		cn.c.stats.IdleTimeouts.Add(1)
 		return errIdle
 	}
 	return fmt.Errorf("read: %w", err)

@@ -73,7 +73,7 @@ func (e *RequestError) refusal() bool {
 	return !e.Retryable && e.Code != "UNAVAILABLE" && e.Detail != "AUTH_RATE_LIMITED"
 }
 
-// refusalHint says what to do about a refusal, as far as it can tell.
+// refusalHint says what to do about a refusal, as far as it can tell; "" when it cannot.
 func refusalHint(err error) string {
 	var re *RequestError
 	if !errors.As(err, &re) {
@@ -81,11 +81,11 @@ func refusalHint(err error) string {
 	}
 	switch re.Detail {
 	case "AUTH_TOKEN_MISSING", "AUTH_TOKEN_MISMATCH", "AUTH_TOKEN_NOT_CONFIGURED", "AUTH_UNAUTHORIZED", "AUTH_REQUIRED":
-		return " (give heirloom the Gateway's token, gateway.auth.token in openclaw.json: adapters.openclaw.token in heirloom's config, or OPENCLAW_GATEWAY_TOKEN in heirloom serve's environment)"
+		return "give heirloom the Gateway's token, gateway.auth.token in openclaw.json: adapters.openclaw.token in heirloom's config, or OPENCLAW_GATEWAY_TOKEN in heirloom serve's environment"
 	case "PROTOCOL_MISMATCH":
-		return fmt.Sprintf(" (heirloom speaks Gateway protocols %d–%d)", MinProtocol, MaxProtocol)
+		return fmt.Sprintf("heirloom speaks Gateway protocols %d–%d", MinProtocol, MaxProtocol)
 	case "PAIRING_REQUIRED", "DEVICE_IDENTITY_REQUIRED":
-		return " (heirloom connects without a device identity, which OpenClaw allows only over loopback)"
+		return "heirloom connects without a device identity, which OpenClaw allows only over loopback"
 	}
 	return ""
 }

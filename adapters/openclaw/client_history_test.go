@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw/gatewaytest"
 )
@@ -45,26 +46,26 @@ func historyCalls(t *testing.T, srv *gatewaytest.Server) []string {
 // with the resync after the reconnect, once each; a session that did not change since its
 // history was read is not read again.
 func TestClientBackfillsHistory(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	const main, other = "agent:main:main", "agent:main:other"
 	srv := newGateway(t)
 	srv.SetSessions(stampedRow(main, 1000), stampedRow(other, 900))
 	srv.SetHistory(main, historyRow("m1", "before", 1))
 	srv.SetHistory(other, historyRow("o1", "other's", 1))
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
-	waitFor(t, patience, "the first backfill", func() bool {
-		return sink.count(withTurn("m1")) == 1 && sink.count(withTurn("o1")) == 1
+	streamtest.WaitFor(t, streamtest.Patience, "the first backfill", func() bool {
+		return sink.Count(withTurn("m1")) == 1 && sink.Count(withTurn("o1")) == 1
 	})
 	if got := historyCalls(t, srv); len(got) != 2 || got[0] != main || got[1] != other {
 		t.Errorf("first resync's history calls: got %q, want %s then %s (most recently updated first)", got, main, other)
 	}
-	ev := sink.all()[sink.index(withTurn("m1"))]
+	ev := sink.All()[sink.Index(withTurn("m1"))]
 	if ev.Name != openclaw.NameChatHistory || ev.SessionID != main || len(ev.Turns) != 1 || ev.Turns[0].Text != "before" {
 		t.Errorf("backfill event: got %+v", ev)
 	}
-	if sink.index(withTurn("m1")) < sink.index(named(openclaw.NameSessionsList, main)) {
+	if sink.Index(withTurn("m1")) < sink.Index(named(openclaw.NameSessionsList, main)) {
 		t.Error("the history came before the session it belongs to")
 	}
 
@@ -75,10 +76,10 @@ func TestClientBackfillsHistory(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "the backfill after the reconnect", func() bool { return sink.count(withTurn("m3")) == 1 })
-	waitFor(t, patience, "the resync's end", func() bool { return c.Stats().Resyncs == 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the backfill after the reconnect", func() bool { return sink.Count(withTurn("m3")) == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the resync's end", func() bool { return c.Stats().Resyncs == 2 })
 	for _, id := range []string{"m2", "m3"} {
-		if n := sink.count(withTurn(id)); n != 1 {
+		if n := sink.Count(withTurn(id)); n != 1 {
 			t.Errorf("turn %s: got %d events, want 1", id, n)
 		}
 	}
@@ -88,7 +89,7 @@ func TestClientBackfillsHistory(t *testing.T) {
 
 	// Nothing changed: the next resync reads no history.
 	srv.DropConnections(gatewaytest.CloseServiceRestart, "service restart")
-	waitFor(t, patience, "the third resync", func() bool { return c.Stats().Resyncs == 3 })
+	streamtest.WaitFor(t, streamtest.Patience, "the third resync", func() bool { return c.Stats().Resyncs == 3 })
 	if got := historyCalls(t, srv); len(got) != 3 {
 		t.Errorf("history calls: got %q, want none for unchanged sessions", got)
 	}
@@ -100,7 +101,7 @@ func TestClientBackfillsHistory(t *testing.T) {
 // A chat.history call that fails is counted; the rest of the resync goes on, and the session
 // is read again at the next resync.
 func TestClientHistoryFailure(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	const bad, good = "agent:main:bad", "agent:main:good"
 	srv := newGateway(t)
 	srv.SetSessions(stampedRow(bad, 2000), stampedRow(good, 1000))
@@ -112,21 +113,21 @@ func TestClientHistoryFailure(t *testing.T) {
 		}
 		return map[string]any{"sessionKey": p.SessionKey, "messages": []json.RawMessage{historyRow("g1", "good", 1)}}, nil
 	})
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
 	if st := c.Stats(); st.Resyncs != 1 || st.ResyncErrors != 1 || st.Reconnects != 0 {
 		t.Errorf("stats: got %+v, want a resync with one error, on the same connection", st)
 	}
-	if sink.count(withTurn("g1")) != 1 {
-		t.Errorf("events: got %+v, want the good session's turn after the failed call", sink.all())
+	if sink.Count(withTurn("g1")) != 1 {
+		t.Errorf("events: got %+v, want the good session's turn after the failed call", sink.All())
 	}
 
 	srv.Handle("chat.history", nil)
 	srv.SetHistory(bad, historyRow("b1", "late", 1))
 	srv.DropConnections(gatewaytest.CloseServiceRestart, "service restart")
-	waitFor(t, patience, "the failed session read again", func() bool { return sink.count(withTurn("b1")) == 1 })
-	waitFor(t, patience, "the second resync", func() bool { return c.Stats().Resyncs == 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the failed session read again", func() bool { return sink.Count(withTurn("b1")) == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the second resync", func() bool { return c.Stats().Resyncs == 2 })
 	if got := historyCalls(t, srv); len(got) != 3 || got[2] != bad {
 		t.Errorf("history calls: got %q, want %s, %s, then %s again only", got, bad, good, bad)
 	}
@@ -135,13 +136,13 @@ func TestClientHistoryFailure(t *testing.T) {
 // ResyncSessions bounds the history calls of one resync; the sessions past it are read at the
 // next one.
 func TestClientHistoryLimit(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	const newer, older = "agent:main:newer", "agent:main:older"
 	srv := newGateway(t)
 	srv.SetSessions(stampedRow(older, 1000), stampedRow(newer, 2000))
 	srv.SetHistory(older, historyRow("o1", "older", 1))
 	srv.SetHistory(newer, historyRow("n1", "newer", 1))
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	c.ResyncSessions = 1
 	openClient(t, c, srv)
@@ -149,11 +150,11 @@ func TestClientHistoryLimit(t *testing.T) {
 		t.Errorf("first resync's history calls: got %q, want %s only", got, newer)
 	}
 	srv.DropConnections(gatewaytest.CloseServiceRestart, "service restart")
-	waitFor(t, patience, "the second resync", func() bool { return c.Stats().Resyncs == 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the second resync", func() bool { return c.Stats().Resyncs == 2 })
 	if got := historyCalls(t, srv); len(got) != 2 || got[1] != older {
 		t.Errorf("history calls: got %q, want %s at the second resync", got, older)
 	}
-	if sink.count(withTurn("o1")) != 1 || sink.count(withTurn("n1")) != 1 {
-		t.Errorf("events: got %+v, want each session's turn once", sink.all())
+	if sink.Count(withTurn("o1")) != 1 || sink.Count(withTurn("n1")) != 1 {
+		t.Errorf("events: got %+v, want each session's turn once", sink.All())
 	}
 }

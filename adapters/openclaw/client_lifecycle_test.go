@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw/gatewaytest"
 )
@@ -18,21 +20,6 @@ import (
 // an established connection is closed with 1000.
 func TestClientStopsPromptly(t *testing.T) {
 	const limit = time.Second
-	stop := func(t *testing.T, c *openclaw.Client, cancel context.CancelFunc) {
-		t.Helper()
-		start := time.Now()
-		if cancel != nil {
-			cancel()
-		}
-		done := make(chan struct{})
-		go func() { _ = c.Close(); close(done) }()
-		select {
-		case <-done:
-			t.Logf("stopped in %v", time.Since(start))
-		case <-time.After(limit):
-			t.Fatalf("Close did not return within %v", limit)
-		}
-	}
 	// Each case returns a URL and sets the client up so that, 100 ms after Open, it is in the
 	// state to stop from.
 	cases := []struct {
@@ -85,8 +72,8 @@ func TestClientStopsPromptly(t *testing.T) {
 	for _, tc := range cases {
 		for _, how := range []string{"Close", "CancelParent"} {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
-				checkGoroutines(t)
-				c := newTestClient(t, "", &recordingSink{})
+				streamtest.CheckGoroutines(t)
+				c := newTestClient(t, "", &streamtest.Sink{})
 				url, srv := tc.setup(t, c)
 				c.URL = url
 				ctx, cancel := context.WithCancel(t.Context())
@@ -96,12 +83,12 @@ func TestClientStopsPromptly(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 				if how == "Close" {
-					stop(t, c, nil)
+					streamtest.StopWithin(t, c, nil, limit)
 				} else {
-					stop(t, c, cancel)
+					streamtest.StopWithin(t, c, cancel, limit)
 				}
 				if srv != nil {
-					waitFor(t, patience, "the close frame", func() bool { return len(srv.Closes()) > 0 })
+					streamtest.WaitFor(t, streamtest.Patience, "the close frame", func() bool { return len(srv.Closes()) > 0 })
 					if got := srv.Closes()[0]; got.Code != 1000 || got.Reason != "client closing" {
 						t.Errorf("close frame: got %+v, want 1000 client closing", got)
 					}
@@ -114,14 +101,14 @@ func TestClientStopsPromptly(t *testing.T) {
 // Fifty reconnects leave no goroutine behind: the count in the middle of the run does not
 // grow, and after Close it is back where it started.
 func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	const reconnects = 50
 	srv := newGateway(t)
 	srv.SetSessions(sessionRow("agent:main:main", "", "parent"))
-	c := newTestClient(t, srv.URL(), &recordingSink{})
-	c.Logf = nil // fifty reconnects are expected here
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
+	c.Logger = nil // fifty reconnects are expected here
 	openClient(t, c, srv)
-	waitFor(t, patience, "the first resync", func() bool { return c.Stats().Resyncs == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the first resync", func() bool { return c.Stats().Resyncs == 1 })
 	start := time.Now()
 	drop := func(i int) {
 		// Alternate the ways a connection ends: a close frame from the Gateway, a Gateway gone
@@ -132,7 +119,7 @@ func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
 		case 1:
 			srv.StopTicking()
 			srv.StopPongs()
-			waitFor(t, patience, "the idle timeout", func() bool { return !c.Stats().Connected })
+			streamtest.WaitFor(t, streamtest.Patience, "the idle timeout", func() bool { return !c.Stats().Connected })
 			srv.StartTicking()
 			srv.StartPongs()
 		case 2:
@@ -148,7 +135,7 @@ func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
 		}
 		resyncs := c.Stats().Resyncs
 		drop(i)
-		waitFor(t, patience, fmt.Sprintf("reconnect %d and its resync", i+1), func() bool {
+		streamtest.WaitFor(t, streamtest.Patience, fmt.Sprintf("reconnect %d and its resync", i+1), func() bool {
 			st := c.Stats()
 			return st.Connects >= int64(i+2) && st.Resyncs > resyncs && st.Connected
 		})
@@ -168,49 +155,13 @@ func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
 // The lifecycle rules: Close without Open, Close twice, Open twice, Open after Close, and
 // validation.
 func TestClientLifecycle(t *testing.T) {
-	t.Run("CloseWithoutOpen", func(t *testing.T) {
-		c := openclaw.NewClient(openclaw.DefaultGatewayURL, &recordingSink{})
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Open(t.Context()); err == nil {
-			t.Error("Open after Close: got nil, want an error")
-		}
-	})
-	t.Run("OpenCloseTwice", func(t *testing.T) {
-		checkGoroutines(t)
-		srv := newGateway(t)
-		c := newTestClient(t, srv.URL(), &recordingSink{})
-		if err := c.Open(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Open(t.Context()); err == nil {
-			t.Error("second Open: got nil, want an error")
-		}
-		waitFor(t, patience, "a connection", func() bool { return c.Stats().Connected })
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() {
-				if err := c.Close(); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if c.Stats().Connected {
-			t.Error("still connected after Close")
-		}
+	streamtest.RunLifecycle(t, func(t *testing.T) adapters.Stream {
+		return newTestClient(t, newGateway(t).URL(), &streamtest.Sink{})
 	})
 	t.Run("ZeroValueDefaults", func(t *testing.T) {
-		checkGoroutines(t)
+		streamtest.CheckGoroutines(t)
 		srv := gatewaytest.NewServer(t, gatewaytest.Options{})
-		sink := &recordingSink{}
+		sink := &streamtest.Sink{}
 		c := &openclaw.Client{URL: srv.URL(), Sink: sink}
 		t.Cleanup(func() { _ = c.Close() })
 		openClient(t, c, srv)
@@ -223,14 +174,14 @@ func TestClientLifecycle(t *testing.T) {
 		name string
 		c    *openclaw.Client
 	}{
-		{"NoURL", &openclaw.Client{Sink: &recordingSink{}}},
-		{"NotWS", &openclaw.Client{URL: "http://127.0.0.1:18789", Sink: &recordingSink{}}},
-		{"Query", &openclaw.Client{URL: "ws://127.0.0.1:18789/?token=x", Sink: &recordingSink{}}},
+		{"NoURL", &openclaw.Client{Sink: &streamtest.Sink{}}},
+		{"NotWS", &openclaw.Client{URL: "http://127.0.0.1:18789", Sink: &streamtest.Sink{}}},
+		{"Query", &openclaw.Client{URL: "ws://127.0.0.1:18789/?token=x", Sink: &streamtest.Sink{}}},
 		{"NoSink", &openclaw.Client{URL: openclaw.DefaultGatewayURL}},
-		{"NegativeTimeout", &openclaw.Client{URL: openclaw.DefaultGatewayURL, Sink: &recordingSink{}, RequestTimeout: -1}},
-		{"BackoffInverted", &openclaw.Client{URL: openclaw.DefaultGatewayURL, Sink: &recordingSink{},
+		{"NegativeTimeout", &openclaw.Client{URL: openclaw.DefaultGatewayURL, Sink: &streamtest.Sink{}, RequestTimeout: -1}},
+		{"BackoffInverted", &openclaw.Client{URL: openclaw.DefaultGatewayURL, Sink: &streamtest.Sink{},
 			BackoffMin: time.Second, BackoffMax: time.Millisecond}},
-		{"QueueBelowFrame", &openclaw.Client{URL: openclaw.DefaultGatewayURL, Sink: &recordingSink{},
+		{"QueueBelowFrame", &openclaw.Client{URL: openclaw.DefaultGatewayURL, Sink: &streamtest.Sink{},
 			MaxFrameBytes: 1 << 20, QueueBytes: 1 << 10}},
 	}
 	for _, tc := range bad {

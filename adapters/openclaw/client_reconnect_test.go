@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw/gatewaytest"
 )
@@ -44,34 +45,34 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkGoroutines(t)
+			streamtest.CheckGoroutines(t)
 			srv := newGateway(t)
 			rows := []json.RawMessage{sessionRow("agent:main:main", "", "parent"), orphanRow(srv, subagentKey(0))}
 			srv.SetSessions(rows...)
-			sink := &recordingSink{}
+			sink := &streamtest.Sink{}
 			c := newTestClient(t, srv.URL(), sink)
-			var logs logLines
-			c.Logf = logs.logf
+			logs := &streamtest.Logger{}
+			c.Logger = logs
 			openClient(t, c, srv)
 			const cycles = 3
 			for i := 1; i <= cycles; i++ {
-				waitFor(t, patience, fmt.Sprintf("describe on connection %d", i), func() bool {
-					return sink.index(named(openclaw.NameSessionsDescribe, subagentKey(i-1))) >= 0
+				streamtest.WaitFor(t, streamtest.Patience, fmt.Sprintf("describe on connection %d", i), func() bool {
+					return sink.Index(named(openclaw.NameSessionsDescribe, subagentKey(i-1))) >= 0
 				})
 				// The history calls follow the describes: let this connection's resync finish
 				// before dropping it, or the dropped resync never counts.
-				waitFor(t, patience, fmt.Sprintf("the resync of connection %d", i), func() bool { return c.Stats().Resyncs >= int64(i) })
+				streamtest.WaitFor(t, streamtest.Patience, fmt.Sprintf("the resync of connection %d", i), func() bool { return c.Stats().Resyncs >= int64(i) })
 				// While the client is away a new sub-agent appears.
 				rows = append(rows, orphanRow(srv, subagentKey(i)))
 				srv.SetSessions(rows...)
 				tc.cycle(t, srv)
-				waitFor(t, patience, fmt.Sprintf("connection %d", i+1), func() bool { return c.Stats().Connects == int64(i+1) })
+				streamtest.WaitFor(t, streamtest.Patience, fmt.Sprintf("connection %d", i+1), func() bool { return c.Stats().Connects == int64(i+1) })
 			}
-			waitFor(t, patience, "the last describe", func() bool {
-				return sink.index(named(openclaw.NameSessionsDescribe, subagentKey(cycles))) >= 0
+			streamtest.WaitFor(t, streamtest.Patience, "the last describe", func() bool {
+				return sink.Index(named(openclaw.NameSessionsDescribe, subagentKey(cycles))) >= 0
 			})
 			// The history calls follow the describes; the resync counts once they are made.
-			waitFor(t, patience, "the last resync", func() bool { return c.Stats().Resyncs >= cycles+1 })
+			streamtest.WaitFor(t, streamtest.Patience, "the last resync", func() bool { return c.Stats().Resyncs >= cycles+1 })
 
 			lists, describes := srv.RequestsFor("sessions.list"), srv.RequestsFor("sessions.describe")
 			if len(lists) != cycles+1 || len(describes) != cycles+1 {
@@ -82,10 +83,10 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 					t.Errorf("describe %d: got %s on connection %d, want %s after the list of that connection", i, r.Params, r.Conn, want)
 				}
 			}
-			if n := sink.count(named(openclaw.NameSessionsList, "agent:main:main")); n != cycles+1 {
+			if n := sink.Count(named(openclaw.NameSessionsList, "agent:main:main")); n != cycles+1 {
 				t.Errorf("list events of the parent: got %d, want one per connection (%d)", n, cycles+1)
 			}
-			ev := sink.all()[sink.index(named(openclaw.NameSessionsDescribe, subagentKey(1)))]
+			ev := sink.All()[sink.Index(named(openclaw.NameSessionsDescribe, subagentKey(1)))]
 			if ev.ParentSessionID != "agent:main:main" {
 				t.Errorf("described child: got parent %q, want agent:main:main", ev.ParentSessionID)
 			}
@@ -93,8 +94,12 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 			if st.Reconnects != cycles || st.Disconnects != cycles || st.Resyncs != cycles+1 {
 				t.Errorf("stats: got %+v, want %d reconnects, each resynced", st, cycles)
 			}
-			if got := logs.count(fmt.Sprintf("closed by the Gateway: %d", tc.code)); got < 1 {
-				t.Errorf("logs: got %q, want the close code %d named", logs.all(), tc.code)
+			if got := logs.Count(fmt.Sprintf("closed by the Gateway: %d", tc.code)); got < 1 {
+				t.Errorf("logs: got %q, want the close code %d named", logs.Lines(), tc.code)
+			}
+			// The live e2e tests wait for this line in heirloom serve's log.
+			if got := logs.Count("INFO connected to OpenClaw"); got != cycles+1 {
+				t.Errorf("connected lines: got %d, want one per connection (%d); logs: %q", got, cycles+1, logs.Lines())
 			}
 		})
 	}
@@ -103,9 +108,9 @@ func TestClientReconnectsAndResyncs(t *testing.T) {
 // A Gateway that goes quiet (no ticks, no pongs) is dropped once twice the tick interval has
 // passed since the last frame, with close code 4000, and connected to again.
 func TestClientLiveness(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	c := newTestClient(t, srv.URL(), &recordingSink{})
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
 	openClient(t, c, srv)
 	time.Sleep(3 * testTick) // ticks keep it up meanwhile
 	if st := c.Stats(); st.Connects != 1 || st.IdleTimeouts != 0 {
@@ -114,7 +119,7 @@ func TestClientLiveness(t *testing.T) {
 	srv.StopTicking()
 	srv.StopPongs()
 	quiet := time.Now()
-	waitFor(t, patience, "the reconnect", func() bool { return srv.Connects() >= 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the reconnect", func() bool { return srv.Connects() >= 2 })
 	took := time.Since(quiet)
 	t.Logf("reconnected %v after the Gateway went quiet (tick %v)", took, testTick)
 	// The window runs from the last frame, which came up to one tick before the Gateway went
@@ -132,9 +137,9 @@ func TestClientLiveness(t *testing.T) {
 
 // Pongs are life too: a Gateway that stops ticking but answers pings keeps the connection.
 func TestClientPongsKeepAlive(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	c := newTestClient(t, srv.URL(), &recordingSink{})
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
 	openClient(t, c, srv)
 	srv.StopTicking()
 	time.Sleep(8 * testTick)
@@ -146,13 +151,13 @@ func TestClientPongsKeepAlive(t *testing.T) {
 // A Gateway that refuses the token is retried only every BackoffMax, is never counted as a
 // connection, and is named once in the log, with a hint.
 func TestClientAuthFailureBacksOff(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	c := newTestClient(t, srv.URL(), &recordingSink{})
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
 	c.Token = "wrong"
 	c.BackoffMax = 200 * time.Millisecond
-	var logs logLines
-	c.Logf = logs.logf
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +172,11 @@ func TestClientAuthFailureBacksOff(t *testing.T) {
 	if st.Connects != 0 || st.Refusals < 2 {
 		t.Errorf("stats: got %+v, want refusals and no connection", st)
 	}
-	if got := logs.count("refused the connection: connect: INVALID_REQUEST (AUTH_TOKEN_MISMATCH)"); got != 1 {
-		t.Errorf("refusal log lines: got %d, want 1; logs: %q", got, logs.all())
+	if got := logs.Count("ERROR the Gateway refused the connection; retrying until it accepts error=connect: INVALID_REQUEST (AUTH_TOKEN_MISMATCH)"); got != 1 {
+		t.Errorf("refusal log lines: got %d, want 1; logs: %q", got, logs.Lines())
 	}
-	if got := logs.count("give heirloom the Gateway's token"); got != 1 {
-		t.Errorf("logs: got %q, want a hint about the token", logs.all())
+	if got := logs.Count("give heirloom the Gateway's token"); got != 1 {
+		t.Errorf("logs: got %q, want a hint about the token", logs.Lines())
 	}
 	if !hasClose(srv.Closes(), 1, 1008) {
 		t.Errorf("close frames: got %+v, want the Gateway's 1008 echoed", srv.Closes())
@@ -182,46 +187,46 @@ func TestClientAuthFailureBacksOff(t *testing.T) {
 // A Gateway that speaks a protocol outside MinProtocol–MaxProtocol refuses the client with
 // PROTOCOL_MISMATCH and 1002; the client backs off and says which protocols it speaks.
 func TestClientProtocolMismatch(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := gatewaytest.NewServer(t, gatewaytest.Options{Token: testToken, TickInterval: testTick, Protocol: openclaw.MaxProtocol + 1})
-	c := newTestClient(t, srv.URL(), &recordingSink{})
-	var logs logLines
-	c.Logf = logs.logf
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "two refusals", func() bool { return c.Stats().Refusals >= 2 })
-	if got := logs.count("PROTOCOL_MISMATCH"); got != 1 {
-		t.Errorf("logs: got %q, want the mismatch named once", logs.all())
+	streamtest.WaitFor(t, streamtest.Patience, "two refusals", func() bool { return c.Stats().Refusals >= 2 })
+	if got := logs.Count("PROTOCOL_MISMATCH"); got != 1 {
+		t.Errorf("logs: got %q, want the mismatch named once", logs.Lines())
 	}
-	if got := logs.count("speaks Gateway protocols 3–5"); got != 1 {
-		t.Errorf("logs: got %q, want the protocols named", logs.all())
+	if got := logs.Count("speaks Gateway protocols 3–5"); got != 1 {
+		t.Errorf("logs: got %q, want the protocols named", logs.Lines())
 	}
 }
 
 // A Gateway closing an established connection with a policy code (1008, 4xxx) is retried only
 // every BackoffMax; a restart (1012) is retried at once.
 func TestClientPolicyCloseBacksOff(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	c := newTestClient(t, srv.URL(), &recordingSink{})
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
 	c.BackoffMax = time.Second
-	var logs logLines
-	c.Logf = logs.logf
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	openClient(t, c, srv)
 	srv.DropConnections(gatewaytest.CloseAuthChanged, "gateway auth changed")
 	start := time.Now()
-	waitFor(t, patience, "the reconnect", func() bool { return srv.Connects() >= 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the reconnect", func() bool { return srv.Connects() >= 2 })
 	if took := time.Since(start); took < c.BackoffMax/2 {
 		t.Errorf("reconnected after %v, want at least BackoffMax/2 (%v) after a 4001", took, c.BackoffMax/2)
 	}
-	if got := logs.count("refused the connection: closed by the Gateway: 4001 gateway auth changed"); got != 1 {
-		t.Errorf("logs: got %q, want the 4001 named once", logs.all())
+	if got := logs.Count("ERROR the Gateway refused the connection; retrying until it accepts error=closed by the Gateway: 4001 gateway auth changed"); got != 1 {
+		t.Errorf("logs: got %q, want the 4001 named once", logs.Lines())
 	}
-	waitFor(t, patience, "the subscription", func() bool { return srv.Subscribed() == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the subscription", func() bool { return srv.Subscribed() == 1 })
 	srv.DropConnections(gatewaytest.CloseServiceRestart, "service restart")
 	start = time.Now()
-	waitFor(t, patience, "the reconnect after 1012", func() bool { return srv.Connects() >= 3 })
+	streamtest.WaitFor(t, streamtest.Patience, "the reconnect after 1012", func() bool { return srv.Connects() >= 3 })
 	if took := time.Since(start); took > c.BackoffMax/2 {
 		t.Errorf("reconnected %v after a 1012, want well within BackoffMax/2", took)
 	}
@@ -232,20 +237,20 @@ func TestClientPolicyCloseBacksOff(t *testing.T) {
 
 // The Gateway's shutdown notice is logged; the close that follows is an ordinary reconnect.
 func TestClientShutdownNotice(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	c := newTestClient(t, srv.URL(), &recordingSink{})
-	var logs logLines
-	c.Logf = logs.logf
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	openClient(t, c, srv)
 	srv.Emit("shutdown", map[string]any{"reason": "gateway restarting", "restartExpectedMs": 1500})
-	waitFor(t, patience, "the notice in the log", func() bool {
-		return logs.count("shutting down (gateway restarting; restart expected in 1500 ms)") == 1
+	streamtest.WaitFor(t, streamtest.Patience, "the notice in the log", func() bool {
+		return logs.Count("the Gateway is shutting down reason=gateway restarting restart_expected_in=1.5s") == 1
 	})
 	if st := c.Stats(); st.Malformed != 0 || st.Events != 0 {
 		t.Errorf("stats: got %+v, want the notice neither malformed nor an event", st)
 	}
-	if lines := strings.Join(logs.all(), "\n"); strings.Contains(lines, "refused") {
+	if lines := strings.Join(logs.Lines(), "\n"); strings.Contains(lines, "refused") {
 		t.Errorf("logs: got %q, want no refusal", lines)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/follow"
 )
 
 // HistoryLimit is the limit of a resync's chat.history calls: the most recent transcript rows
@@ -66,9 +68,8 @@ func (c *Client) follow(ctx context.Context, cn *conn) error {
 // dispatch handles one queued item; an error ends the connection.
 func (c *Client) dispatch(ctx context.Context, cn *conn, it queued) error {
 	if it.resync {
-		if n := c.stats.gap.Load(); isPow2(n) {
-			c.logf("openclaw %s: the Gateway skipped events %d–%d (%d gaps so far); resyncing",
-				c.URL, it.gap[0], it.gap[1]-1, n)
+		if n := c.stats.gap.Load(); follow.IsPow2(n) {
+			c.log.Warn("the Gateway skipped events; resyncing", "from_seq", it.gap[0], "to_seq", it.gap[1]-1, "gaps", n)
 		}
 		return c.resync(ctx, cn)
 	}
@@ -85,11 +86,11 @@ func (c *Client) event(ctx context.Context, f Frame) {
 			RestartExpectedMs int64  `json:"restartExpectedMs"`
 		}
 		_ = json.Unmarshal(f.Payload, &p)
-		restart := ""
+		args := []any{"reason", p.Reason}
 		if p.RestartExpectedMs > 0 {
-			restart = fmt.Sprintf("; restart expected in %d ms", p.RestartExpectedMs)
+			args = append(args, "restart_expected_in", time.Duration(p.RestartExpectedMs)*time.Millisecond)
 		}
-		c.logf("openclaw %s: the Gateway is shutting down (%s%s)", c.URL, p.Reason, restart)
+		c.log.Info("the Gateway is shutting down", args...)
 		return
 	}
 	evs, err := DecodeEvent(f.Event, f.Payload)
@@ -121,10 +122,10 @@ func (c *Client) resync(ctx context.Context, cn *conn) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		c.stats.resyncErrors.Add(1)
+		c.stats.ResyncErrors.Add(1)
 		var re *RequestError
 		if errors.As(err, &re) {
-			c.logf("openclaw %s: resync: %v", c.URL, err)
+			c.log.Warn("resync: the Gateway refused sessions.list", "error", err)
 			return nil
 		}
 		return fmt.Errorf("resync: %w", err)
@@ -141,7 +142,7 @@ func (c *Client) resync(ctx context.Context, cn *conn) error {
 	if err := c.backfill(ctx, cn, payload); err != nil {
 		return err
 	}
-	c.stats.resyncs.Add(1)
+	c.stats.Resyncs.Add(1)
 	return nil
 }
 
@@ -215,19 +216,12 @@ func (c *Client) backfill(ctx context.Context, cn *conn, list json.RawMessage) e
 			continue
 		}
 		fetched++
-		payload, err := c.call(ctx, cn, "chat.history", historyParams{SessionKey: s.Key, Limit: HistoryLimit})
+		payload, ok, err := c.resyncCall(ctx, cn, "chat.history", s.Key, historyParams{SessionKey: s.Key, Limit: HistoryLimit})
 		if err != nil {
-			if ctx.Err() != nil {
-				ended = true
-				return ctx.Err()
-			}
-			if errors.Is(err, ErrNotConnected) || errors.Is(err, context.DeadlineExceeded) {
-				ended = true
-				return fmt.Errorf("resync: %w", err)
-			}
-			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
-				c.logf("openclaw %s: resync: chat.history %s: %v (%d failures so far; retried at the next resync)", c.URL, s.Key, err, n)
-			}
+			ended = true
+			return err
+		}
+		if !ok {
 			keep(s.Key)
 			continue
 		}
@@ -286,21 +280,12 @@ func (c *Client) describeOrphans(ctx context.Context, cn *conn, evs []adapters.E
 			continue
 		}
 		fetched++
-		payload, err := c.call(ctx, cn, "sessions.describe", describeParams{Key: key})
+		payload, ok, err := c.resyncCall(ctx, cn, "sessions.describe", key, describeParams{Key: key})
 		if err != nil {
-			if ctx.Err() != nil {
-				ended = true
-				return ctx.Err()
-			}
-			if errors.Is(err, ErrNotConnected) || errors.Is(err, context.DeadlineExceeded) {
-				// Gone, or not answering within RequestTimeout while still ticking: either way
-				// the connection is of no more use.
-				ended = true
-				return fmt.Errorf("resync: %w", err)
-			}
-			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
-				c.logf("openclaw %s: resync: %v (%d failures so far; retried at the next resync)", c.URL, err, n)
-			}
+			ended = true
+			return err
+		}
+		if !ok {
 			continue
 		}
 		next[key] = true
@@ -312,4 +297,25 @@ func (c *Client) describeOrphans(ctx context.Context, cn *conn, evs []adapters.E
 		c.consume(ctx, described)
 	}
 	return nil
+}
+
+// resyncCall makes one per-session request of a resync (method on session key). ok reports
+// whether it answered. A failure that ends the resync is returned as err: ctx ended, or the
+// connection is gone or did not answer within RequestTimeout while still ticking (either way it
+// is of no more use). Any other failure (the Gateway refused this one request) is counted,
+// logged at growing intervals, and left for the next resync: ok false, err nil.
+func (c *Client) resyncCall(ctx context.Context, cn *conn, method, key string, params any) (payload json.RawMessage, ok bool, err error) {
+	payload, err = c.call(ctx, cn, method, params)
+	switch {
+	case err == nil:
+		return payload, true, nil
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case errors.Is(err, ErrNotConnected), errors.Is(err, context.DeadlineExceeded):
+		return nil, false, fmt.Errorf("resync: %w", err)
+	}
+	if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
+		c.log.Warn("resync: a request failed; retried at the next resync", "method", method, "session", key, "error", err, "failures", n)
+	}
+	return nil, false, nil
 }

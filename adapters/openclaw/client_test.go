@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw/gatewaytest"
 )
@@ -21,11 +22,11 @@ import (
 // The handshake carries what OpenClaw 2026.9 needs from a token-only backend client, and is
 // followed by the subscription and the resync's list, in that order.
 func TestClientHandshake(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	c := newTestClient(t, srv.URL(), &recordingSink{})
+	c := newTestClient(t, srv.URL(), &streamtest.Sink{})
 	openClient(t, c, srv)
-	waitFor(t, patience, "the resync", func() bool { return c.Stats().Resyncs == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the resync", func() bool { return c.Stats().Resyncs == 1 })
 
 	var methods []string
 	for _, r := range srv.Requests() {
@@ -72,7 +73,7 @@ func TestClientHandshake(t *testing.T) {
 // A replay of the frames recorded from the real OpenClaw 2026.9.6 while a parent spawned a
 // sub-agent reaches the Sink decoded, in order, exactly as DecodeEvent decodes each frame.
 func TestClientReplay(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	rec, err := gatewaytest.LoadRecording("testdata/live/spawn.all-frames.json")
 	if err != nil {
 		t.Fatal(err)
@@ -94,14 +95,14 @@ func TestClientReplay(t *testing.T) {
 	}
 
 	srv := newGateway(t)
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
 	if n := srv.Replay(frames); n != 1 {
 		t.Fatalf("replayed to %d connections, want 1", n)
 	}
-	waitFor(t, patience, fmt.Sprintf("%d events", len(want)), func() bool { return len(sink.all()) >= len(want) })
-	got := sink.all()
+	streamtest.WaitFor(t, streamtest.Patience, fmt.Sprintf("%d events", len(want)), func() bool { return len(sink.All()) >= len(want) })
+	got := sink.All()
 	if !reflect.DeepEqual(got, want) {
 		for i := range min(len(got), len(want)) {
 			if !reflect.DeepEqual(got[i], want[i]) {
@@ -119,15 +120,15 @@ func TestClientReplay(t *testing.T) {
 
 // Describe asks the live connection and returns the decoded session, without the Sink.
 func TestClientDescribe(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
 	const child = "agent:main:subagent:11111111-2222-3333-4444-555555555555"
 	srv.SetSessions(sessionRow("agent:main:main", "", "parent"), sessionRow(child, "agent:main:main", "child"))
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
-	waitFor(t, patience, "the resync", func() bool { return c.Stats().Resyncs == 1 })
-	before := len(sink.all())
+	streamtest.WaitFor(t, streamtest.Patience, "the resync", func() bool { return c.Stats().Resyncs == 1 })
+	before := len(sink.All())
 
 	evs, err := c.Describe(t.Context(), child)
 	if err != nil {
@@ -140,7 +141,7 @@ func TestClientDescribe(t *testing.T) {
 	if evs, err := c.Describe(t.Context(), "agent:main:unknown"); err != nil || len(evs) != 0 {
 		t.Errorf("describe unknown: got %v, %v; want nothing", evs, err)
 	}
-	if got := len(sink.all()); got != before {
+	if got := len(sink.All()); got != before {
 		t.Errorf("sink: got %d events after Describe, want %d: Describe must not feed the Sink", got, before)
 	}
 
@@ -177,14 +178,14 @@ func TestClientDescribe(t *testing.T) {
 // Describe without a connection fails at once with ErrNotConnected: before Open, while the
 // Gateway is unreachable, after Close.
 func TestClientDescribeNotConnected(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := "ws://" + ln.Addr().String()
 	ln.Close() // nothing listens
-	c := newTestClient(t, url, &recordingSink{})
+	c := newTestClient(t, url, &streamtest.Sink{})
 	describe := func(when string) {
 		start := time.Now()
 		_, err := c.Describe(t.Context(), "agent:main:main")
@@ -204,7 +205,7 @@ func TestClientDescribeNotConnected(t *testing.T) {
 
 // ScopeOf is the agentId of a key, lowercase; "" for a key that does not parse.
 func TestClientScopeOf(t *testing.T) {
-	c := openclaw.NewClient(openclaw.DefaultGatewayURL, &recordingSink{})
+	c := openclaw.NewClient(openclaw.DefaultGatewayURL, &streamtest.Sink{})
 	for key, want := range map[string]string{
 		"agent:ops:main": "ops",
 		"agent:Ops:subagent:11111111-2222-3333-4444-555555555555": "ops",
@@ -221,17 +222,17 @@ func TestClientScopeOf(t *testing.T) {
 
 // A 2 MiB frame (a large tool output) arrives whole, along with the frames after it.
 func TestClientLargeFrame(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
 	big := strings.Repeat("0123456789abcdef", 2<<20/16)
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-big", big))
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-after", "after"))
-	waitFor(t, patience, "the event after the big one", func() bool { return sink.index(withTurn("msg-after")) >= 0 })
-	i := sink.index(withTurn("msg-big"))
-	if i < 0 || sink.all()[i].Turns[0].Text != big {
+	streamtest.WaitFor(t, streamtest.Patience, "the event after the big one", func() bool { return sink.Index(withTurn("msg-after")) >= 0 })
+	i := sink.Index(withTurn("msg-big"))
+	if i < 0 || sink.All()[i].Turns[0].Text != big {
 		t.Errorf("the 2 MiB message did not arrive intact")
 	}
 	if st := c.Stats(); st.Connects != 1 || st.Oversized != 0 {
@@ -242,17 +243,17 @@ func TestClientLargeFrame(t *testing.T) {
 // A frame over MaxFrameBytes cannot be read: the client closes with 1009, counts it, connects
 // again and resyncs.
 func TestClientOversizedFrame(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	c.MaxFrameBytes = 64 << 10
 	openClient(t, c, srv)
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-big", strings.Repeat("x", 128<<10)))
-	waitFor(t, patience, "the second connection", func() bool { return srv.Connects() >= 2 && srv.Subscribed() == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the second connection", func() bool { return srv.Connects() >= 2 && srv.Subscribed() == 1 })
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-2", "after"))
-	waitFor(t, patience, "an event on the second connection", func() bool { return sink.index(withTurn("msg-2")) >= 0 })
-	if sink.index(withTurn("msg-big")) >= 0 {
+	streamtest.WaitFor(t, streamtest.Patience, "an event on the second connection", func() bool { return sink.Index(withTurn("msg-2")) >= 0 })
+	if sink.Index(withTurn("msg-big")) >= 0 {
 		t.Error("the oversized message reached the Sink")
 	}
 	if st := c.Stats(); st.Oversized != 1 || st.Reconnects < 1 || st.Resyncs < 2 {
@@ -261,49 +262,58 @@ func TestClientOversizedFrame(t *testing.T) {
 	if !hasClose(srv.Closes(), 1, 1009) {
 		t.Errorf("close frames: got %+v, want 1009 on the first connection", srv.Closes())
 	}
+	// StreamStats is Stats without the Gateway's detail; the oversized frame is a drop.
+	_ = c.Close()
+	st := c.Stats()
+	want := adapters.StreamStats{Connected: st.Connected, Connects: st.Connects, Reconnects: st.Reconnects,
+		Frames: st.Frames, Events: st.Events, SinkErrors: st.SinkErrors, Malformed: st.Malformed,
+		Dropped: st.Oversized + st.Overflows, IdleTimeouts: st.IdleTimeouts, Resyncs: st.Resyncs, ResyncErrors: st.ResyncErrors}
+	if got := c.StreamStats(); got != want || got.Dropped != 1 {
+		t.Errorf("StreamStats: got %+v, want %+v", got, want)
+	}
 }
 
 // Malformed frames and payloads are counted and skipped; the stream goes on without a
 // reconnect.
 func TestClientSkipsMalformedFrames(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
-	var logs logLines
-	c.Logf = logs.logf
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	openClient(t, c, srv)
 	srv.EmitRaw([]byte(`not json`))
 	srv.EmitRaw([]byte(`{"type":"event","event":"session.message","payload":"a string"}`))
 	srv.EmitRaw([]byte(`{"type":"surprise"}`))
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-ok", "fine"))
-	waitFor(t, patience, "the event after the malformed ones", func() bool { return sink.index(withTurn("msg-ok")) >= 0 })
+	streamtest.WaitFor(t, streamtest.Patience, "the event after the malformed ones", func() bool { return sink.Index(withTurn("msg-ok")) >= 0 })
 	if st := c.Stats(); st.Malformed != 3 || st.Connects != 1 {
 		t.Errorf("stats: got %+v, want 3 malformed on one connection", st)
 	}
 	// Logged at the 1st and 2nd, not the 3rd.
-	if got := logs.count("skipped a malformed"); got != 2 {
-		t.Errorf("malformed log lines: got %d, want 2; logs: %q", got, logs.all())
+	if got := logs.Count("skipped a malformed"); got != 2 {
+		t.Errorf("malformed log lines: got %d, want 2; logs: %q", got, logs.Lines())
 	}
 }
 
 // A jump in the event seq means the Gateway dropped events for us: the client resyncs before
 // the event that came after the gap, on the same connection.
 func TestClientSeqGapResyncs(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
-	waitFor(t, patience, "the first resync", func() bool { return c.Stats().Resyncs == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the first resync", func() bool { return c.Stats().Resyncs == 1 })
 	srv.SetSessions(sessionRow("agent:main:late", "", "created during the gap"))
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-1", "before the gap"))
 	payload, _ := json.Marshal(messagePayload("agent:main:main", "msg-2", "after the gap"))
 	srv.EmitRaw(fmt.Appendf(nil, `{"type":"event","event":"session.message","payload":%s,"seq":100000}`, payload))
-	waitFor(t, patience, "the event after the gap", func() bool { return sink.index(withTurn("msg-2")) >= 0 })
-	list := sink.index(named(openclaw.NameSessionsList, "agent:main:late"))
-	if list < 0 || list > sink.index(withTurn("msg-2")) || list < sink.index(withTurn("msg-1")) {
-		t.Errorf("events: got %+v, want the resync's list between the events around the gap", sink.all())
+	streamtest.WaitFor(t, streamtest.Patience, "the event after the gap", func() bool { return sink.Index(withTurn("msg-2")) >= 0 })
+	list := sink.Index(named(openclaw.NameSessionsList, "agent:main:late"))
+	if list < 0 || list > sink.Index(withTurn("msg-2")) || list < sink.Index(withTurn("msg-1")) {
+		t.Errorf("events: got %+v, want the resync's list between the events around the gap", sink.All())
 	}
 	if st := c.Stats(); st.Gaps != 1 || st.Resyncs != 2 || st.Connects != 1 {
 		t.Errorf("stats: got %+v, want 1 gap, 2 resyncs, one connection", st)
@@ -313,7 +323,7 @@ func TestClientSeqGapResyncs(t *testing.T) {
 // A Sink that falls QueueBytes behind costs the connection, never the reader's liveness: the
 // connection is dropped, counted, and made again once the Sink catches up.
 func TestClientSlowSinkOverflows(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
 	sink := &blockingSink{release: make(chan struct{})}
 	c := newTestClient(t, srv.URL(), sink)
@@ -323,9 +333,9 @@ func TestClientSlowSinkOverflows(t *testing.T) {
 	for i := range 64 {
 		srv.Emit("session.message", messagePayload("agent:main:main", fmt.Sprintf("msg-%d", i), strings.Repeat("y", 1<<10)))
 	}
-	waitFor(t, patience, "the overflow", func() bool { return c.Stats().Overflows >= 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "the overflow", func() bool { return c.Stats().Overflows >= 1 })
 	close(sink.release)
-	waitFor(t, patience, "a reconnect", func() bool { return c.Stats().Reconnects >= 1 && srv.Subscribed() == 1 })
+	streamtest.WaitFor(t, streamtest.Patience, "a reconnect", func() bool { return c.Stats().Reconnects >= 1 && srv.Subscribed() == 1 })
 	if st := c.Stats(); st.IdleTimeouts != 0 {
 		t.Errorf("stats: got %+v, want no idle timeout: a slow Sink is not a silent Gateway", st)
 	}
@@ -345,7 +355,7 @@ func (s *blockingSink) Consume(ctx context.Context, _ adapters.Event) error {
 
 // A Sink error is counted and logged, and the stream goes on.
 func TestClientSinkErrors(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
 	sink := &failingSink{}
 	c := newTestClient(t, srv.URL(), sink)
@@ -353,7 +363,7 @@ func TestClientSinkErrors(t *testing.T) {
 	for i := range 3 {
 		srv.Emit("session.message", messagePayload("agent:main:main", fmt.Sprintf("msg-%d", i), "x"))
 	}
-	waitFor(t, patience, "three refusals", func() bool { return c.Stats().SinkErrors == 3 })
+	streamtest.WaitFor(t, streamtest.Patience, "three refusals", func() bool { return c.Stats().SinkErrors == 3 })
 	if st := c.Stats(); st.Connects != 1 || st.Events != 0 {
 		t.Errorf("stats: got %+v, want one connection and no accepted event", st)
 	}

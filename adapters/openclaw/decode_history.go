@@ -53,13 +53,13 @@ func DecodeChatHistory(sessionKey string, result json.RawMessage) ([]adapters.Ev
 		return nil, err
 	}
 	var rows []json.RawMessage
-	if !isArray(h.Messages) || json.Unmarshal(h.Messages, &rows) != nil {
+	if !adapters.IsArray(h.Messages) || json.Unmarshal(h.Messages, &rows) != nil {
 		return nil, adapters.Malformed("%s result: messages missing or not an array", NameChatHistory)
 	}
 	var turns []adapters.Turn
 	at := make(map[string]int, len(rows)) // turn id → index in turns
 	for _, raw := range rows {
-		if !isObject(raw) {
+		if !adapters.IsObject(raw) {
 			continue
 		}
 		var m HistoryMessage

@@ -2,7 +2,6 @@ package openclaw
 
 import (
 	"bytes"
-	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
 	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
 )
 
@@ -119,124 +119,6 @@ func (e *ManualConfigError) Error() string {
 	}
 	b.WriteString("The entry to merge under plugins.entries." + PluginID + ":\n" + e.Snippet)
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// Paths are where OpenClaw keeps what Install touches.
-type Paths struct {
-	// Config is the active config file, resolved as OpenClaw 2026.9 does: $OPENCLAW_CONFIG_PATH
-	// when set; else the first that exists of openclaw.json and the legacy clawdbot.json in
-	// $OPENCLAW_STATE_DIR (when set), then in ~/.openclaw, then in ~/.clawdbot; else
-	// openclaw.json in the state dir (State).
-	Config string
-	// State is the state dir: $OPENCLAW_STATE_DIR when set; else ~/.openclaw, or the legacy
-	// ~/.clawdbot when only that exists.
-	State string
-	// Extensions is the global plugin root OpenClaw discovers plugin folders in:
-	// $OPENCLAW_STATE_DIR/extensions when set; else the config file's dir + /extensions when
-	// $OPENCLAW_CONFIG_PATH is set; else ~/.openclaw/extensions.
-	Extensions string
-}
-
-// ResolvePaths finds OpenClaw's config file, state dir and extensions dir from the environment
-// exactly as OpenClaw does. Home is $OPENCLAW_HOME (a leading ~ expanded against $HOME), else
-// $HOME, else $USERPROFILE, else the OS's home; a leading ~ in OPENCLAW_STATE_DIR or
-// OPENCLAW_CONFIG_PATH means that home, and relative paths are taken from the working dir.
-// getenv nil means os.Getenv.
-func ResolvePaths(getenv func(string) string) (Paths, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	home, err := openclawHome(env)
-	if err != nil {
-		return Paths{}, err
-	}
-	userPath := func(p string) (string, error) {
-		if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-			p = home + p[1:]
-		}
-		return filepath.Abs(p)
-	}
-	var p Paths
-	var stateOverride, configOverride string
-	if v := env("OPENCLAW_STATE_DIR"); v != "" {
-		if stateOverride, err = userPath(v); err != nil {
-			return p, fmt.Errorf("OPENCLAW_STATE_DIR: %w", err)
-		}
-	}
-	if v := env("OPENCLAW_CONFIG_PATH"); v != "" {
-		if configOverride, err = userPath(v); err != nil {
-			return p, fmt.Errorf("OPENCLAW_CONFIG_PATH: %w", err)
-		}
-	}
-	newDir, legacyDir := filepath.Join(home, ".openclaw"), filepath.Join(home, ".clawdbot")
-
-	switch {
-	case stateOverride != "":
-		p.State = stateOverride
-	case statExists(newDir) || !statExists(legacyDir):
-		p.State = newDir
-	default:
-		p.State = legacyDir
-	}
-
-	switch {
-	case stateOverride != "":
-		p.Extensions = filepath.Join(stateOverride, "extensions")
-	case configOverride != "":
-		p.Extensions = filepath.Join(filepath.Dir(configOverride), "extensions")
-	default:
-		p.Extensions = filepath.Join(newDir, "extensions")
-	}
-
-	if configOverride != "" {
-		p.Config = configOverride
-		return p, nil
-	}
-	var candidates []string
-	for _, dir := range []string{stateOverride, newDir, legacyDir} {
-		if dir != "" {
-			candidates = append(candidates, filepath.Join(dir, "openclaw.json"), filepath.Join(dir, "clawdbot.json"))
-		}
-	}
-	for _, c := range candidates {
-		if statExists(c) {
-			p.Config = c
-			return p, nil
-		}
-	}
-	p.Config = filepath.Join(p.State, "openclaw.json")
-	return p, nil
-}
-
-// openclawHome is the home dir OpenClaw resolves paths against.
-func openclawHome(env func(string) string) (string, error) {
-	valid := func(v string) string {
-		if v == "undefined" || v == "null" {
-			return ""
-		}
-		return v
-	}
-	osHome := cmp.Or(valid(env("HOME")), valid(env("USERPROFILE")))
-	if osHome == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the home dir OpenClaw uses: set OPENCLAW_HOME or HOME: %w", err)
-		}
-		osHome = h
-	}
-	home := valid(env("OPENCLAW_HOME"))
-	switch {
-	case home == "":
-		home = osHome
-	case home == "~" || strings.HasPrefix(home, "~/") || strings.HasPrefix(home, `~\`):
-		home = osHome + home[1:]
-	}
-	abs, err := filepath.Abs(home)
-	if err != nil {
-		return "", fmt.Errorf("home dir %s: %w", home, err)
-	}
-	return abs, nil
 }
 
 // Install writes heirloom's plugin where OpenClaw discovers it, <extensions dir>/heirloom (see
@@ -366,12 +248,12 @@ func installPlugin(res *InstallResult, dryRun bool, now func() time.Time, out io
 		return fmt.Errorf("write plugin: %w", err)
 	}
 	for _, name := range pluginFileNames {
-		if err := os.WriteFile(filepath.Join(tmp, name), files[name], 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(tmp, name), files[name], 0o644); err != nil {
 			return fmt.Errorf("write plugin: %w", err)
 		}
 	}
 	if res.PluginAction == InstallUpdated {
-		backup, err := freeName(dir+".backup-"+now().UTC().Format("20060102T150405Z"), "")
+		backup, err := freeName(dir + ".backup-" + now().UTC().Format(atomicfile.BackupStamp))
 		if err != nil {
 			return err
 		}
@@ -382,6 +264,9 @@ func installPlugin(res *InstallResult, dryRun bool, now func() time.Time, out io
 		fmt.Fprintf(out, "openclaw: moved the previous plugin folder %s to %s\n", dir, backup)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("write plugin %s: %w", dir, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
 		return fmt.Errorf("write plugin %s: %w", dir, err)
 	}
 	fmt.Fprintf(out, "openclaw: %s plugin at %s\n", map[InstallAction]string{InstallCreated: "installed", InstallUpdated: "updated"}[res.PluginAction], dir)
@@ -560,11 +445,8 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 		return nil
 	}
 	if plan.fileExists {
-		backup, err := freeName(plan.path+".bak-"+now().UTC().Format("20060102T150405Z"), "")
+		backup, err := atomicfile.Backup(plan.path, plan.before, plan.mode, now())
 		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(backup, plan.before, plan.mode); err != nil {
 			return fmt.Errorf("back up openclaw config: %w", err)
 		}
 		res.ConfigBackup = backup
@@ -573,7 +455,7 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 	if err := os.MkdirAll(filepath.Dir(plan.path), 0o700); err != nil {
 		return fmt.Errorf("create openclaw config dir: %w", err)
 	}
-	if err := writeFileAtomic(plan.path, plan.after, plan.mode); err != nil {
+	if err := atomicfile.Write(plan.path, plan.after, plan.mode); err != nil {
 		return fmt.Errorf("write openclaw config: %w", err)
 	}
 	fmt.Fprintf(out, "openclaw: %s %s: plugins.entries.%s enabled, with conversation access, url %s\n",
@@ -596,12 +478,13 @@ func childObject(parent *jsonObject, key, name string) (*jsonObject, error) {
 	return o, nil
 }
 
-// freeName returns base+suffix, or base.N+suffix for the first N that does not exist yet.
-func freeName(base, suffix string) (string, error) {
+// freeName returns base, or base.N for the first N that does not exist yet: a name to move a
+// folder aside to.
+func freeName(base string) (string, error) {
 	for i := 0; i < 100; i++ {
-		name := base + suffix
+		name := base
 		if i > 0 {
-			name = fmt.Sprintf("%s.%d%s", base, i, suffix)
+			name = fmt.Sprintf("%s.%d", base, i)
 		}
 		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			return name, nil
@@ -610,215 +493,9 @@ func freeName(base, suffix string) (string, error) {
 	return "", fmt.Errorf("back up %s: too many backups this second", base)
 }
 
-// writeFileAtomic writes data to path through a temp file in the same dir and a rename.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(mode)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
-}
-
-// statExists reports whether path names anything.
-func statExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// jsonObject is a JSON object that keeps its keys in order, so a config file is rewritten with
-// its settings where they were.
-type jsonObject struct {
-	keys []string
-	vals map[string]any // nil, bool, json.Number, string, []any, *jsonObject
-}
-
-func newJSONObject() *jsonObject { return &jsonObject{vals: map[string]any{}} }
-
-// map1 returns an object with one key.
-func map1(k string, v any) *jsonObject {
-	o := newJSONObject()
-	o.set(k, v)
-	return o
-}
-
-func (o *jsonObject) has(k string) bool { _, ok := o.vals[k]; return ok }
-
-func (o *jsonObject) get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
-
-// set replaces k's value in place, or appends k.
-func (o *jsonObject) set(k string, v any) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-// parseJSON decodes one strict-JSON value, objects as *jsonObject and numbers as json.Number.
-// A repeated key keeps its first position and its last value, as JavaScript does.
-func parseJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := parseJSONValue(dec)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the top-level value")
-	}
-	return v, nil
-}
-
-func parseJSONValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return tok, nil
-	}
-	switch d {
-	case '{':
-		o := newJSONObject()
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			k, _ := kt.(string)
-			v, err := parseJSONValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			o.set(k, v)
-		}
-		_, err := dec.Token()
-		return o, err
-	case '[':
-		list := []any{}
-		for dec.More() {
-			v, err := parseJSONValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, v)
-		}
-		_, err := dec.Token()
-		return list, err
-	}
-	return nil, fmt.Errorf("unexpected %v", d)
-}
-
-// encodeJSON encodes v; indent "" means compact.
-func encodeJSON(v any, indent string) []byte {
-	var b bytes.Buffer
-	encodeJSONValue(&b, v, indent, 0)
-	return b.Bytes()
-}
-
-func encodeJSONValue(b *bytes.Buffer, v any, indent string, depth int) {
-	newline := func(d int) {
-		if indent != "" {
-			b.WriteByte('\n')
-			b.WriteString(strings.Repeat(indent, d))
-		}
-	}
-	colon := ":"
-	if indent != "" {
-		colon = ": "
-	}
-	switch x := v.(type) {
-	case *jsonObject:
-		if len(x.keys) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		b.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			newline(depth + 1)
-			encodeJSONString(b, k)
-			b.WriteString(colon)
-			encodeJSONValue(b, x.vals[k], indent, depth+1)
-		}
-		newline(depth)
-		b.WriteByte('}')
-	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			newline(depth + 1)
-			encodeJSONValue(b, e, indent, depth+1)
-		}
-		newline(depth)
-		b.WriteByte(']')
-	case string:
-		encodeJSONString(b, x)
-	case json.Number:
-		b.WriteString(x.String())
-	case bool:
-		if x {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case nil:
-		b.WriteString("null")
-	default: // not produced by parseJSON; encoded as encoding/json would
-		enc, _ := json.Marshal(x)
-		b.Write(enc)
-	}
-}
-
-// encodeJSONString writes s as a JSON string without HTML escaping (URLs keep their '&').
-func encodeJSONString(b *bytes.Buffer, s string) {
-	var sb bytes.Buffer
-	enc := json.NewEncoder(&sb)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	b.Write(bytes.TrimSuffix(sb.Bytes(), []byte("\n")))
-}
-
-// indentPattern finds the indentation of a file's first indented line.
-var indentPattern = regexp.MustCompile(`\n([ \t]+)\S`)
-
-// detectIndent returns the indentation unit a JSON text uses, "  " when it shows none.
-func detectIndent(text []byte) string {
-	if m := indentPattern.FindSubmatch(text); m != nil {
-		return string(m[1])
-	}
-	return "  "
 }
 
 // secretValue matches a JSON member whose name says it holds a secret, with a string value.

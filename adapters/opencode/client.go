@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
-	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/follow"
 )
 
 // Defaults of the Client fields whose zero value means "use the default".
@@ -46,10 +42,11 @@ const (
 // reconnecting, with jittered exponential backoff between BackoffMin and BackoffMax, until Close
 // or until the context given to Open is canceled. A connection on which nothing (not even a
 // heartbeat) arrives for IdleTimeout is dropped and made again. Malformed frames are counted,
-// logged at growing intervals (the 1st, 2nd, 4th, …) and skipped; they never end the stream.
+// logged at Debug at growing intervals (the 1st, 2nd, 4th, …) and skipped; they never end the
+// stream.
 //
 // The exported fields are read by Open and must not change afterwards. A Client is not reusable:
-// after Close, Open fails.
+// after Close, Open fails. It is an adapters.Stream.
 type Client struct {
 	// URL is the server's base URL, e.g. "http://127.0.0.1:4096". Required; http or https, no
 	// query. A trailing slash is ignored.
@@ -65,9 +62,10 @@ type Client struct {
 	// time, with a context that is canceled by Close. An error is counted and logged and the
 	// stream goes on; the next resync repairs what was lost.
 	Sink adapters.Sink
-	// Logf logs startup, shutdown, connection changes and errors; never one line per event.
-	// Nil: silent.
-	Logf func(format string, args ...any)
+	// Logger logs startup, shutdown and connections at Info, lost connections, refused events
+	// and failed resyncs at Warn, a password the server refuses and a server whose /event sends
+	// nothing at Error, and malformed input at Debug; never one Info line per event. Nil: silent.
+	Logger adapters.Logger
 	// HTTPClient makes the REST calls; the stream uses a copy of it without its Timeout (the
 	// read-idle watchdog bounds the stream instead). Nil: a client of our own with
 	// DefaultRESTTimeout per call, whose idle connections Close releases.
@@ -99,20 +97,17 @@ type Client struct {
 	// messages are fetched, only the session list.
 	ResyncSessions int
 
-	mu     sync.Mutex
-	state  clientState
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	loop follow.Loop
 
 	// Set by Open, read-only afterwards.
+	log           adapters.Logger
 	base          string // URL without a trailing slash
 	headers       map[string]string
 	rest, stream  *http.Client
 	ownTransport  *http.Transport // ours to release on Close; nil with a caller's HTTPClient
 	idle          time.Duration
 	headerWait    time.Duration
-	backoffMin    time.Duration
-	backoffMax    time.Duration
+	backoff       follow.Backoff // Min and Max only; run copies it
 	maxEventBytes int
 	resyncLimit   int // <0: no message fetches
 
@@ -120,17 +115,12 @@ type Client struct {
 	seen         map[string]float64 // session id → time.updated at the last successful message fetch
 	brokenLogged bool
 
-	stats counters
+	stats follow.Counters
 }
 
-var _ io.Closer = (*Client)(nil)
-
-type clientState int
-
-const (
-	stateNew clientState = iota
-	stateOpen
-	stateClosed
+var (
+	_ io.Closer       = (*Client)(nil)
+	_ adapters.Stream = (*Client)(nil)
 )
 
 // NewClient returns a Client for the server at url that hands events to sink, with every
@@ -152,23 +142,10 @@ func NewClient(url string, sink adapters.Sink) *Client {
 // called or ctx is canceled; call Close in either case to wait for it and release connections.
 // Open fails on a bad field, when the Client is already open, and after Close.
 func (c *Client) Open(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch c.state {
-	case stateOpen:
-		return errors.New("open opencode client: already open")
-	case stateClosed:
-		return errors.New("open opencode client: closed")
-	}
-	if err := c.setup(); err != nil {
+	if err := c.loop.Open(ctx, c.setup, c.run); err != nil {
 		return fmt.Errorf("open opencode client %q: %w", c.URL, err)
 	}
-	loopCtx, cancel := context.WithCancel(ctx)
-	c.cancel = cancel
-	c.state = stateOpen
-	c.wg.Add(1)
-	go c.run(loopCtx)
-	c.logf("opencode %s: following /event", c.base)
+	c.log.Info("following /event")
 	return nil
 }
 
@@ -176,35 +153,20 @@ func (c *Client) Open(ctx context.Context) error {
 // its idle connections. It is safe to call more than once, concurrently, and without Open; it
 // always returns nil. A Sink that ignores its context can delay it.
 func (c *Client) Close() error {
-	c.mu.Lock()
-	wasOpen := c.state == stateOpen
-	c.state = stateClosed
-	cancel := c.cancel
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	c.wg.Wait()
-	if wasOpen {
+	if c.loop.Close() {
 		if c.ownTransport != nil {
 			c.ownTransport.CloseIdleConnections()
 		}
-		c.logf("opencode %s: closed", c.base)
+		c.log.Info("closed")
 	}
 	return nil
 }
 
-// setup validates the exported fields and derives what the loop reads. Called with c.mu held.
+// setup validates the exported fields and derives what the loop reads. Called by Open, with the
+// loop locked.
 func (c *Client) setup() error {
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return fmt.Errorf("bad URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("URL must be http(s)://host[:port]")
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return errors.New("URL must not have a query or fragment")
+	if err := follow.CheckURL(c.URL, "http"); err != nil {
+		return err
 	}
 	if c.Sink == nil {
 		return errors.New("no Sink")
@@ -212,16 +174,17 @@ func (c *Client) setup() error {
 	if c.IdleTimeout < 0 || c.BackoffMin < 0 || c.BackoffMax < 0 || c.MaxEventBytes < 0 {
 		return errors.New("negative IdleTimeout, BackoffMin, BackoffMax or MaxEventBytes")
 	}
+	c.log = follow.OrDiscard(c.Logger)
 	c.base = strings.TrimRight(c.URL, "/")
-	c.idle = orDefault(c.IdleTimeout, DefaultIdleTimeout)
-	c.headerWait = orDefault(c.HeaderTimeout, min(c.idle, DefaultHeaderTimeout))
-	c.backoffMin = orDefault(c.BackoffMin, DefaultBackoffMin)
-	c.backoffMax = orDefault(c.BackoffMax, DefaultBackoffMax)
-	if c.backoffMin > c.backoffMax {
-		return fmt.Errorf("BackoffMin %v above BackoffMax %v", c.backoffMin, c.backoffMax)
+	c.idle = follow.OrDefault(c.IdleTimeout, DefaultIdleTimeout)
+	c.headerWait = follow.OrDefault(c.HeaderTimeout, min(c.idle, DefaultHeaderTimeout))
+	backoff, err := follow.NewBackoff(c.BackoffMin, c.BackoffMax, DefaultBackoffMin, DefaultBackoffMax)
+	if err != nil {
+		return err
 	}
-	c.maxEventBytes = orDefault(c.MaxEventBytes, DefaultMaxEventBytes)
-	c.resyncLimit = orDefault(c.ResyncSessions, DefaultResyncSessions)
+	c.backoff = backoff
+	c.maxEventBytes = follow.OrDefault(c.MaxEventBytes, DefaultMaxEventBytes)
+	c.resyncLimit = follow.OrDefault(c.ResyncSessions, DefaultResyncSessions)
 
 	c.headers = make(map[string]string, 2)
 	if c.Password != "" {
@@ -249,8 +212,7 @@ func (c *Client) setup() error {
 // run is the connection loop: one attempt at a time, a jittered, capped, growing wait between
 // attempts, forever until ctx ends.
 func (c *Client) run(ctx context.Context) {
-	defer c.wg.Done()
-	delay := c.backoffMin
+	backoff := c.backoff
 	failures := 0 // attempts in a row that did not end healthy
 	empty := 0    // connections in a row that ended at once without a frame
 	for {
@@ -260,7 +222,7 @@ func (c *Client) run(ctx context.Context) {
 		}
 		healthy := res.frames > 0 && res.up >= c.idle
 		if healthy {
-			delay = c.backoffMin
+			backoff.Reset()
 			failures = 0
 		}
 		failures++
@@ -272,47 +234,27 @@ func (c *Client) run(ctx context.Context) {
 		}
 		if empty >= brokenAfter && !c.brokenLogged {
 			c.brokenLogged = true
-			c.logf("OpenCode at %s sends no events; /event is broken in 1.14.42–1.15.4: upgrade", c.base)
+			c.log.Error("OpenCode sends no events; /event is broken in 1.14.42–1.15.4: upgrade")
 		}
 
-		wait := jitter(delay)
-		delay = min(2*delay, c.backoffMax)
-		if isPow2(int64(failures)) {
-			c.logf("opencode %s: %v (attempt %d); reconnecting in %v", c.base, res.err, failures, wait.Round(time.Millisecond))
+		wait := backoff.Next()
+		if follow.IsPow2(int64(failures)) {
+			logAt := c.log.Warn
+			if errors.Is(res.err, errUnauthorized) {
+				logAt = c.log.Error
+			}
+			logAt("reconnecting", "error", res.err, "attempt", failures, "wait", wait.Round(time.Millisecond))
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !follow.Sleep(ctx, wait) {
 			return
-		case <-t.C:
 		}
 	}
 }
 
-// consume hands evs to the Sink in order, counting what it accepts and what it refuses.
+// consume hands evs to the Sink in order, counting what it accepts and what it refuses. It
+// reports whether the Sink took them all.
 func (c *Client) consume(ctx context.Context, evs []adapters.Event) bool {
-	ok := true
-	for _, ev := range evs {
-		if err := c.Sink.Consume(ctx, ev); err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			ok = false
-			if n := c.stats.sinkErrors.Add(1); isPow2(n) {
-				c.logf("opencode %s: sink refused %s event of session %s (%d refusals so far): %v", c.base, ev.Name, ev.SessionID, n, err)
-			}
-			continue
-		}
-		c.stats.events.Add(1)
-	}
-	return ok
-}
-
-func (c *Client) logf(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
+	return c.stats.Deliver(ctx, c.Sink, c.log, evs)
 }
 
 // Stats counts what a Client has done since Open, for metrics and tests. Counters only grow.
@@ -330,30 +272,27 @@ type Stats struct {
 	SinkErrors   int64 // events the Sink refused
 }
 
-type counters struct {
-	connected                                       atomic.Bool
-	connects, reconnects, frames, events, malformed atomic.Int64
-	oversized, idleTimeouts                         atomic.Int64
-	resyncs, resyncErrors, sinkErrors               atomic.Int64
-}
-
 // Stats returns a snapshot of the counters. Safe to call at any time, from any goroutine.
 func (c *Client) Stats() Stats {
-	s := &c.stats
+	s := c.stats.StreamStats()
 	return Stats{
-		Connected:    s.connected.Load(),
-		Connects:     s.connects.Load(),
-		Reconnects:   s.reconnects.Load(),
-		Frames:       s.frames.Load(),
-		Events:       s.events.Load(),
-		Malformed:    s.malformed.Load(),
-		Oversized:    s.oversized.Load(),
-		IdleTimeouts: s.idleTimeouts.Load(),
-		Resyncs:      s.resyncs.Load(),
-		ResyncErrors: s.resyncErrors.Load(),
-		SinkErrors:   s.sinkErrors.Load(),
+		Connected:    s.Connected,
+		Connects:     s.Connects,
+		Reconnects:   s.Reconnects,
+		Frames:       s.Frames,
+		Events:       s.Events,
+		Malformed:    s.Malformed,
+		Oversized:    c.stats.Oversized.Load(),
+		IdleTimeouts: s.IdleTimeouts,
+		Resyncs:      s.Resyncs,
+		ResyncErrors: s.ResyncErrors,
+		SinkErrors:   s.SinkErrors,
 	}
 }
+
+// StreamStats returns the counters every adapters.Stream keeps: Stats without the OpenCode
+// detail (Dropped is Oversized). Safe to call at any time, from any goroutine.
+func (c *Client) StreamStats() adapters.StreamStats { return c.stats.StreamStats() }
 
 // escapeDirectory percent-encodes dir the way the server expects the x-opencode-directory
 // header: it applies decodeURIComponent once. Letters, digits, "/" and the marks
@@ -374,23 +313,4 @@ func escapeDirectory(dir string) string {
 		}
 	}
 	return b.String()
-}
-
-// jitter returns a duration drawn uniformly from [d/2, d].
-func jitter(d time.Duration) time.Duration {
-	half := d / 2
-	if half <= 0 {
-		return d
-	}
-	return half + rand.N(d-half+1)
-}
-
-// isPow2 reports whether n is 1, 2, 4, 8, …: repeated errors are logged at those counts only.
-func isPow2(n int64) bool { return n > 0 && bits.OnesCount64(uint64(n)) == 1 }
-
-func orDefault[T time.Duration | int](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }

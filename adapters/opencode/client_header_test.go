@@ -4,13 +4,15 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 )
 
 // A starting OpenCode never answers an /event request that reaches it too early, while later
 // requests answer at once. The client must give up on the first within HeaderTimeout, not wait
 // the whole IdleTimeout, so it follows a restarted server within seconds.
 func TestClientHeaderTimeout(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.beforeHeaders = func(r *http.Request, n int) {
 		if n == 1 {
@@ -18,7 +20,7 @@ func TestClientHeaderTimeout(t *testing.T) {
 		}
 	}
 	srv.start()
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.URL, sink)
 	c.IdleTimeout = 30 * time.Second
 	c.HeaderTimeout = 300 * time.Millisecond
@@ -26,7 +28,7 @@ func TestClientHeaderTimeout(t *testing.T) {
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "a connection after the silent first attempt", func() bool { return c.Stats().Connects >= 1 })
+	streamtest.WaitFor(t, 10*time.Second, "a connection after the silent first attempt", func() bool { return c.Stats().Connects >= 1 })
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("connected after %v: the wait for headers was not bounded by HeaderTimeout", took)
 	}

@@ -11,27 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 )
 
 // Close and a canceled parent context return within a second, whatever the loop is doing.
 func TestClientStopsPromptly(t *testing.T) {
 	const limit = time.Second
-	stop := func(t *testing.T, c *opencode.Client, cancel context.CancelFunc) {
-		t.Helper()
-		start := time.Now()
-		if cancel != nil {
-			cancel()
-		}
-		done := make(chan struct{})
-		go func() { _ = c.Close(); close(done) }()
-		select {
-		case <-done:
-			t.Logf("stopped in %v", time.Since(start))
-		case <-time.After(limit):
-			t.Fatalf("Close did not return within %v", limit)
-		}
-	}
 	// Each case returns a URL and sets the client up so that, 100 ms after Open, it is in the
 	// state to stop from.
 	cases := []struct {
@@ -73,8 +60,8 @@ func TestClientStopsPromptly(t *testing.T) {
 	for _, tc := range cases {
 		for _, how := range []string{"Close", "CancelParent"} {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
-				checkGoroutines(t)
-				c := newTestClient(t, "", &recordingSink{})
+				streamtest.CheckGoroutines(t)
+				c := newTestClient(t, "", &streamtest.Sink{})
 				c.URL = tc.setup(t, c)
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
@@ -83,9 +70,9 @@ func TestClientStopsPromptly(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 				if how == "Close" {
-					stop(t, c, nil)
+					streamtest.StopWithin(t, c, nil, limit)
 				} else {
-					stop(t, c, cancel)
+					streamtest.StopWithin(t, c, cancel, limit)
 				}
 			})
 		}
@@ -109,7 +96,7 @@ func hangingMessages(h http.Handler, hang <-chan struct{}) http.Handler {
 // Fifty reconnects leave no goroutine behind: the count in the middle of the run does not
 // grow, and after Close it is back where it started.
 func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	const reconnects = 50
 	srv := newFakeServer(t)
 	srv.setSessions(sessionInfo("ses_a", 1))
@@ -121,17 +108,17 @@ func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
 			<-r.Context().Done()
 		}
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	c.IdleTimeout = 50 * time.Millisecond
-	c.Logf = nil // fifty reconnects are expected here
+	c.Logger = nil // fifty reconnects are expected here
 	start := time.Now()
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "5 reconnects", func() bool { return c.Stats().Reconnects >= 5 })
+	streamtest.WaitFor(t, streamtest.Patience, "5 reconnects", func() bool { return c.Stats().Reconnects >= 5 })
 	mid := runtime.NumGoroutine()
-	waitFor(t, patience, fmt.Sprintf("%d reconnects", reconnects), func() bool {
+	streamtest.WaitFor(t, streamtest.Patience, fmt.Sprintf("%d reconnects", reconnects), func() bool {
 		return c.Stats().Reconnects >= 5+reconnects
 	})
 	end := runtime.NumGoroutine()
@@ -154,66 +141,30 @@ func TestClientGoroutinesFlatAcrossReconnects(t *testing.T) {
 // The lifecycle rules: Close without Open, Close twice, Open twice, Open after Close, and
 // validation.
 func TestClientLifecycle(t *testing.T) {
-	t.Run("CloseWithoutOpen", func(t *testing.T) {
-		c := opencode.NewClient("http://127.0.0.1:1", &recordingSink{})
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Open(t.Context()); err == nil {
-			t.Error("Open after Close: got nil, want an error")
-		}
-	})
-	t.Run("OpenCloseTwice", func(t *testing.T) {
-		checkGoroutines(t)
-		srv := newFakeServer(t)
-		c := newTestClient(t, srv.start().URL, &recordingSink{})
-		if err := c.Open(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Open(t.Context()); err == nil {
-			t.Error("second Open: got nil, want an error")
-		}
-		waitFor(t, patience, "a connection", func() bool { return c.Stats().Connected })
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() {
-				if err := c.Close(); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if c.Stats().Connected {
-			t.Error("still connected after Close")
-		}
+	streamtest.RunLifecycle(t, func(t *testing.T) adapters.Stream {
+		return newTestClient(t, newFakeServer(t).start().URL, &streamtest.Sink{})
 	})
 	t.Run("ZeroValueDefaults", func(t *testing.T) {
-		checkGoroutines(t)
+		streamtest.CheckGoroutines(t)
 		srv := newFakeServer(t)
-		sink := &recordingSink{}
+		sink := &streamtest.Sink{}
 		c := &opencode.Client{URL: srv.start().URL + "/", Sink: sink}
 		t.Cleanup(func() { _ = c.Close() })
 		if err := c.Open(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, patience, "a connection", func() bool { return c.Stats().Connected })
+		streamtest.WaitFor(t, streamtest.Patience, "a connection", func() bool { return c.Stats().Connected })
 	})
 	bad := []struct {
 		name string
 		c    *opencode.Client
 	}{
-		{"NoURL", &opencode.Client{Sink: &recordingSink{}}},
-		{"NotHTTP", &opencode.Client{URL: "ftp://127.0.0.1:4096", Sink: &recordingSink{}}},
-		{"Query", &opencode.Client{URL: "http://127.0.0.1:4096/?directory=x", Sink: &recordingSink{}}},
+		{"NoURL", &opencode.Client{Sink: &streamtest.Sink{}}},
+		{"NotHTTP", &opencode.Client{URL: "ftp://127.0.0.1:4096", Sink: &streamtest.Sink{}}},
+		{"Query", &opencode.Client{URL: "http://127.0.0.1:4096/?directory=x", Sink: &streamtest.Sink{}}},
 		{"NoSink", &opencode.Client{URL: "http://127.0.0.1:4096"}},
-		{"NegativeIdle", &opencode.Client{URL: "http://127.0.0.1:4096", Sink: &recordingSink{}, IdleTimeout: -1}},
-		{"BackoffInverted", &opencode.Client{URL: "http://127.0.0.1:4096", Sink: &recordingSink{},
+		{"NegativeIdle", &opencode.Client{URL: "http://127.0.0.1:4096", Sink: &streamtest.Sink{}, IdleTimeout: -1}},
+		{"BackoffInverted", &opencode.Client{URL: "http://127.0.0.1:4096", Sink: &streamtest.Sink{},
 			BackoffMin: time.Second, BackoffMax: time.Millisecond}},
 	}
 	for _, tc := range bad {
@@ -226,41 +177,4 @@ func TestClientLifecycle(t *testing.T) {
 			}
 		})
 	}
-}
-
-// logLines collects what a Client logs.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) logf(format string, args ...any) {
-	l.mu.Lock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-	l.mu.Unlock()
-}
-
-func (l *logLines) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.lines...)
-}
-
-func (l *logLines) count(line string) int {
-	n := 0
-	for _, got := range l.all() {
-		if got == line {
-			n++
-		}
-	}
-	return n
-}
-
-func (l *logLines) contains(part string) bool {
-	for _, got := range l.all() {
-		if strings.Contains(got, part) {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/follow"
 )
 
 // errNotFound is a REST reply of 404: the session went away between the list and the fetch.
@@ -30,10 +31,10 @@ func (c *Client) resync(ctx context.Context) error {
 		c.malformedReply("/session", err)
 		return nil
 	case err != nil:
-		c.stats.resyncErrors.Add(1)
+		c.stats.ResyncErrors.Add(1)
 		return err
 	}
-	c.stats.resyncs.Add(1)
+	c.stats.Resyncs.Add(1)
 	evs, err := DecodeSessionList(body)
 	if err != nil {
 		c.malformedReply("/session", err)
@@ -102,8 +103,8 @@ func (c *Client) fetchMessages(ctx context.Context, id string) bool {
 		return true
 	case err != nil:
 		if ctx.Err() == nil {
-			if n := c.stats.resyncErrors.Add(1); isPow2(n) {
-				c.logf("opencode %s: resync: %v (%d failures so far; retried at the next resync)", c.base, err, n)
+			if n := c.stats.ResyncErrors.Add(1); follow.IsPow2(n) {
+				c.log.Warn("resync: a message fetch failed; retried at the next resync", "error", err, "failures", n)
 			}
 		}
 		return false
@@ -117,9 +118,7 @@ func (c *Client) fetchMessages(ctx context.Context, id string) bool {
 }
 
 func (c *Client) malformedReply(path string, err error) {
-	if n := c.stats.malformed.Add(1); isPow2(n) {
-		c.logf("opencode %s: skipped a malformed reply to GET %s (%d malformed so far): %v", c.base, path, n, err)
-	}
+	c.stats.Skip(c.log, "reply to GET "+path, err)
 }
 
 // get makes one REST call and returns the body of a 200 reply. A reply over the size bound

@@ -1,11 +1,9 @@
 package opencode_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 )
 
@@ -196,35 +195,6 @@ func messagesReply(session, part, text string) string {
 		`"messageID":"msg_%[2]s","type":"text","text":%[3]q}]}]`, session, part, text)
 }
 
-// recordingSink keeps every event it is given.
-type recordingSink struct {
-	mu     sync.Mutex
-	events []adapters.Event
-}
-
-func (s *recordingSink) Consume(_ context.Context, ev adapters.Event) error {
-	s.mu.Lock()
-	s.events = append(s.events, ev)
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *recordingSink) all() []adapters.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]adapters.Event(nil), s.events...)
-}
-
-// index returns the position of the first event that matches, or -1.
-func (s *recordingSink) index(match func(adapters.Event) bool) int {
-	for i, ev := range s.all() {
-		if match(ev) {
-			return i
-		}
-	}
-	return -1
-}
-
 func forSession(id string) func(adapters.Event) bool {
 	return func(ev adapters.Event) bool { return ev.SessionID == id }
 }
@@ -240,22 +210,6 @@ func withText(text string) func(adapters.Event) bool {
 	}
 }
 
-// patience bounds every wait for something that should happen within milliseconds, so that a
-// loaded machine slows the tests down without failing them.
-const patience = 20 * time.Second
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // newTestClient returns a Client for srv with test-sized timeouts, closed in t.Cleanup.
 func newTestClient(t *testing.T, url string, sink adapters.Sink) *opencode.Client {
 	t.Helper()
@@ -263,35 +217,7 @@ func newTestClient(t *testing.T, url string, sink adapters.Sink) *opencode.Clien
 	c.IdleTimeout = 200 * time.Millisecond
 	c.BackoffMin = 10 * time.Millisecond
 	c.BackoffMax = 50 * time.Millisecond
-	c.Logf = t.Logf
+	c.Logger = &streamtest.Logger{TB: t}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// checkGoroutines fails the test if, once every other cleanup has run, more goroutines are
-// left than when it was called. Call it first in a test, so its cleanup runs last.
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		after := settleGoroutines(before, 2*time.Second)
-		if after > before {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("goroutines: got %d after the test, want at most %d as before it\n%s", after, before, buf)
-		}
-	})
-}
-
-// settleGoroutines waits up to timeout for the goroutine count to drop to want and returns the
-// last count: goroutines that are ending need a moment to be gone.
-func settleGoroutines(want int, timeout time.Duration) int {
-	deadline := time.Now().Add(timeout)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= want || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

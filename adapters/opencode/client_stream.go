@@ -45,6 +45,10 @@ var errIdle = errors.New("nothing received within the idle timeout")
 // errEnded is how an attempt ends when the server closes the stream cleanly.
 var errEnded = errors.New("stream closed by the server")
 
+// errUnauthorized is wrapped by the error of an attempt the server refused with 401 or 403: the
+// password is wrong, which reconnecting will not fix.
+var errUnauthorized = errors.New("check the OpenCode server password")
+
 // attempt is how one connection attempt went.
 type attempt struct {
 	connected bool          // the server answered 200 with an event stream
@@ -86,11 +90,8 @@ func (c *Client) attempt(ctx context.Context) attempt {
 		wd.setPeriod(c.idle)
 		res.connected = true
 		connectedAt = time.Now()
-		c.stats.connected.Store(true)
-		if n := c.stats.connects.Add(1); n > 1 {
-			c.stats.reconnects.Add(1)
-		}
-		c.logf("opencode %s: connected", c.base)
+		c.stats.Connect()
+		c.log.Info("connected")
 		// Subscribe first, then read the state back, then read the frames the server sent
 		// meanwhile (they wait in the connection): nothing falls between the two.
 		wd.pause()
@@ -113,7 +114,7 @@ func (c *Client) attempt(ctx context.Context) attempt {
 		c.frame(ctx, msg.Data)
 		wd.resume()
 	})
-	c.stats.connected.Store(false)
+	c.stats.Connected.Store(false)
 	if res.connected {
 		res.up = time.Since(connectedAt)
 	}
@@ -124,9 +125,9 @@ func (c *Client) attempt(ctx context.Context) attempt {
 	case errors.Is(cause, errIdle):
 		res.idle = true
 		res.err = errIdle
-		c.stats.idleTimeouts.Add(1)
+		c.stats.IdleTimeouts.Add(1)
 	case errors.Is(err, bufio.ErrTooLong):
-		c.stats.oversized.Add(1)
+		c.stats.Oversized.Add(1)
 		res.err = fmt.Errorf("a frame over MaxEventBytes (%d) was dropped; raise it", c.maxEventBytes)
 	case err != nil:
 		res.err = err
@@ -139,12 +140,11 @@ func (c *Client) attempt(ctx context.Context) attempt {
 // checkStream accepts a response only if it is a 200 event stream.
 func checkStream(resp *http.Response) error {
 	if resp.StatusCode != http.StatusOK {
-		hint := ""
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			hint = " (check the OpenCode server password)"
-		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return fmt.Errorf("GET /event: %s%s", resp.Status, hint)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return fmt.Errorf("GET /event: %s (%w)", resp.Status, errUnauthorized)
+		}
+		return fmt.Errorf("GET /event: %s", resp.Status)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return fmt.Errorf("GET /event: not an event stream (Content-Type %q)", ct)
@@ -155,15 +155,13 @@ func checkStream(resp *http.Response) error {
 // frame decodes one frame's data and hands its events to the Sink. A malformed frame is
 // counted, logged at growing intervals, and skipped.
 func (c *Client) frame(ctx context.Context, data []byte) {
-	c.stats.frames.Add(1)
+	c.stats.Frames.Add(1)
 	if len(data) == 0 {
 		return
 	}
 	evs, err := DecodeFrame(data)
 	if err != nil {
-		if n := c.stats.malformed.Add(1); isPow2(n) {
-			c.logf("opencode %s: skipped a malformed frame of %d bytes (%d skipped so far): %v", c.base, len(data), n, err)
-		}
+		c.stats.Skip(c.log, fmt.Sprintf("frame of %d bytes", len(data)), err)
 		return
 	}
 	c.consume(ctx, evs)

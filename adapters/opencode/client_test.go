@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/streamtest"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 )
 
 // The server closes the stream cleanly: the client connects again and resyncs, and the resync
 // fetches messages only of the sessions that changed.
 func TestClientReconnectsAfterCleanClose(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.setSessions(sessionInfo("ses_a", 10))
 	srv.setMessages("ses_a", messagesReply("ses_a", "prt_a", "text of a"))
@@ -34,23 +35,23 @@ func TestClientReconnectsAfterCleanClose(t *testing.T) {
 		}
 		w.hold(r)
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	start := time.Now()
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "the resync after the reconnect", func() bool {
-		return sink.index(withText("text of late")) >= 0
+	streamtest.WaitFor(t, streamtest.Patience, "the resync after the reconnect", func() bool {
+		return sink.Index(withText("text of late")) >= 0
 	})
 	t.Logf("reconnected and resynced in %v", time.Since(start))
 
 	for _, want := range []string{"ses_live", "ses_late"} {
-		if sink.index(forSession(want)) < 0 {
+		if sink.Index(forSession(want)) < 0 {
 			t.Errorf("no event for session %s", want)
 		}
 	}
-	if sink.index(withText("text of a")) < 0 {
+	if sink.Index(withText("text of a")) < 0 {
 		t.Errorf("no turn from the first resync")
 	}
 	_ = c.Close()
@@ -70,7 +71,7 @@ func TestClientReconnectsAfterCleanClose(t *testing.T) {
 
 // A 2 MiB event (a large tool output) arrives whole, along with the frames after it.
 func TestClientLargeEvent(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	big := strings.Repeat("0123456789abcdef", 2<<20/16)
 	srv := newFakeServer(t)
 	srv.stream = func(w *sseWriter, r *http.Request, n int) {
@@ -79,7 +80,7 @@ func TestClientLargeEvent(t *testing.T) {
 		w.send(frameSessionCreated("ses_after"))
 		w.hold(r)
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	// The library parses a whole frame before handing it on, which the race detector and a
 	// loaded machine make slow: the idle timeout has to outlast parsing one frame.
@@ -88,11 +89,11 @@ func TestClientLargeEvent(t *testing.T) {
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "the event after the big one", func() bool {
-		return sink.index(forSession("ses_after")) >= 0
+	streamtest.WaitFor(t, streamtest.Patience, "the event after the big one", func() bool {
+		return sink.Index(forSession("ses_after")) >= 0
 	})
 	t.Logf("2 MiB event delivered in %v", time.Since(start))
-	if sink.index(withText(big)) < 0 {
+	if sink.Index(withText(big)) < 0 {
 		t.Errorf("the 2 MiB text part did not arrive intact")
 	}
 	if st := c.Stats(); st.Connects != 1 || st.Oversized != 0 {
@@ -102,7 +103,7 @@ func TestClientLargeEvent(t *testing.T) {
 
 // A frame over MaxEventBytes cannot be read: the connection is dropped, counted, and made again.
 func TestClientOversizedEvent(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.stream = func(w *sseWriter, r *http.Request, n int) {
 		w.send(frameConnected)
@@ -112,17 +113,26 @@ func TestClientOversizedEvent(t *testing.T) {
 		w.send(frameSessionCreated(fmt.Sprintf("ses_%d", n)))
 		w.hold(r)
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	c.MaxEventBytes = 64 << 10
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "a frame on the second connection", func() bool {
-		return sink.index(forSession("ses_2")) >= 0
+	streamtest.WaitFor(t, streamtest.Patience, "a frame on the second connection", func() bool {
+		return sink.Index(forSession("ses_2")) >= 0
 	})
 	if st := c.Stats(); st.Oversized != 1 || st.Reconnects < 1 {
 		t.Errorf("stats: got %+v, want 1 oversized, a reconnect", st)
+	}
+	// StreamStats is Stats without the OpenCode detail; the oversized frame is a drop.
+	_ = c.Close()
+	st := c.Stats()
+	want := adapters.StreamStats{Connected: st.Connected, Connects: st.Connects, Reconnects: st.Reconnects,
+		Frames: st.Frames, Events: st.Events, SinkErrors: st.SinkErrors, Malformed: st.Malformed,
+		Dropped: st.Oversized, IdleTimeouts: st.IdleTimeouts, Resyncs: st.Resyncs, ResyncErrors: st.ResyncErrors}
+	if got := c.StreamStats(); got != want || got.Dropped != 1 {
+		t.Errorf("StreamStats: got %+v, want %+v", got, want)
 	}
 }
 
@@ -154,15 +164,15 @@ func TestClientIdleWatchdog(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkGoroutines(t)
+			streamtest.CheckGoroutines(t)
 			srv := newFakeServer(t)
 			tc.set(srv)
-			c := newTestClient(t, srv.start().URL, &recordingSink{})
+			c := newTestClient(t, srv.start().URL, &streamtest.Sink{})
 			start := time.Now()
 			if err := c.Open(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, patience, "a second connection", func() bool { return srv.conns.Load() >= 2 })
+			streamtest.WaitFor(t, streamtest.Patience, "a second connection", func() bool { return srv.conns.Load() >= 2 })
 			elapsed := time.Since(start)
 			t.Logf("second connection after %v", elapsed)
 			if elapsed < c.IdleTimeout {
@@ -177,9 +187,9 @@ func TestClientIdleWatchdog(t *testing.T) {
 
 // Heartbeats keep a connection alive past IdleTimeout.
 func TestClientHeartbeatsKeepAlive(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t) // its /event sends a heartbeat every 50 ms
-	c := newTestClient(t, srv.start().URL, &recordingSink{})
+	c := newTestClient(t, srv.start().URL, &streamtest.Sink{})
 	c.IdleTimeout = time.Second // room for a loaded machine's pauses; still 20 heartbeats
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
@@ -207,14 +217,14 @@ func TestClientAuthAndDirectory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newFakeServer(t)
 			srv.setSessions(sessionInfo("ses_a", 1))
-			sink := &recordingSink{}
+			sink := &streamtest.Sink{}
 			c := newTestClient(t, srv.start().URL, sink)
 			c.Password = tc.password
 			c.Directory = tc.directory
 			if err := c.Open(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, patience, "the resync", func() bool {
+			streamtest.WaitFor(t, streamtest.Patience, "the resync", func() bool {
 				return len(srv.requestsTo("/session/ses_a/message")) > 0
 			})
 			for _, path := range []string{"/event", "/session", "/session/ses_a/message"} {
@@ -239,7 +249,7 @@ func TestClientAuthAndDirectory(t *testing.T) {
 
 // A server that refuses the password is retried with backoff and never counted as connected.
 func TestClientUnauthorized(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.wrap = func(inner http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -251,25 +261,25 @@ func TestClientUnauthorized(t *testing.T) {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	c := newTestClient(t, srv.start().URL, &recordingSink{})
+	c := newTestClient(t, srv.start().URL, &streamtest.Sink{})
 	c.Password = "wrong"
-	var logs logLines
-	c.Logf = logs.logf
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "three refused attempts", func() bool { return srv.conns.Load() >= 3 })
+	streamtest.WaitFor(t, streamtest.Patience, "three refused attempts", func() bool { return srv.conns.Load() >= 3 })
 	if st := c.Stats(); st.Connects != 0 {
 		t.Errorf("stats: got %+v, want no connection", st)
 	}
-	if !logs.contains("check the OpenCode server password") {
-		t.Errorf("logs: got %q, want a hint about the password", logs.all())
+	if !logs.Contains("check the OpenCode server password") {
+		t.Errorf("logs: got %q, want a hint about the password", logs.Lines())
 	}
 }
 
 // Malformed frames are counted and skipped; the stream goes on without a reconnect.
 func TestClientSkipsMalformedFrames(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.stream = func(w *sseWriter, r *http.Request, n int) {
 		w.send(frameConnected)
@@ -280,13 +290,13 @@ func TestClientSkipsMalformedFrames(t *testing.T) {
 		}
 		w.hold(r)
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "the frame after the malformed ones", func() bool {
-		return sink.index(forSession("ses_ok")) >= 0
+	streamtest.WaitFor(t, streamtest.Patience, "the frame after the malformed ones", func() bool {
+		return sink.Index(forSession("ses_ok")) >= 0
 	})
 	if st := c.Stats(); st.Malformed != 2 || st.Frames < 4 {
 		t.Errorf("stats: got %+v, want 2 malformed of 4+ frames", st)
@@ -296,7 +306,7 @@ func TestClientSkipsMalformedFrames(t *testing.T) {
 // Frames the server sends while the resync runs are delivered after the resync's events, so
 // nothing falls between the snapshot and the stream.
 func TestClientResyncThenBufferedFrames(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.setSessions(sessionInfo("ses_a", 1))
 	sent := make(chan struct{})
@@ -316,16 +326,16 @@ func TestClientResyncThenBufferedFrames(t *testing.T) {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "the frame sent during the resync", func() bool {
-		return sink.index(withText("sent during the resync")) >= 0
+	streamtest.WaitFor(t, streamtest.Patience, "the frame sent during the resync", func() bool {
+		return sink.Index(withText("sent during the resync")) >= 0
 	})
-	list := sink.index(func(ev adapters.Event) bool { return ev.Name == opencode.NameSessionList })
-	live := sink.index(withText("sent during the resync"))
+	list := sink.Index(func(ev adapters.Event) bool { return ev.Name == opencode.NameSessionList })
+	live := sink.Index(withText("sent during the resync"))
 	if list < 0 || list > live {
 		t.Errorf("the resync's first event came at %d, after the streamed frame at %d", list, live)
 	}
@@ -334,7 +344,7 @@ func TestClientResyncThenBufferedFrames(t *testing.T) {
 // A resync fetches messages of at most ResyncSessions sessions, the most recently updated,
 // and later only of the sessions that changed.
 func TestClientResyncBounded(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	var items []string
 	for i := range 30 {
@@ -356,14 +366,14 @@ func TestClientResyncBounded(t *testing.T) {
 		}
 		w.hold(r)
 	}
-	sink := &recordingSink{}
+	sink := &streamtest.Sink{}
 	c := newTestClient(t, srv.start().URL, sink)
 	c.ResyncSessions = 5
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "the second resync", func() bool { return c.Stats().Resyncs >= 2 })
-	waitFor(t, patience, "the second resync's fetch", func() bool {
+	streamtest.WaitFor(t, streamtest.Patience, "the second resync", func() bool { return c.Stats().Resyncs >= 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the second resync's fetch", func() bool {
 		return len(srv.requestsTo("/session/ses_03/message")) > 0
 	})
 	var fetched []string
@@ -382,18 +392,18 @@ func TestClientResyncBounded(t *testing.T) {
 // A server whose stream ends at once, every time, without a frame (the broken /event of
 // 1.14.42–1.15.4) is named once in the log.
 func TestClientBrokenEventStream(t *testing.T) {
-	checkGoroutines(t)
+	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.stream = func(w *sseWriter, r *http.Request, n int) {}
-	c := newTestClient(t, srv.start().URL, &recordingSink{})
-	var logs logLines
-	c.Logf = logs.logf
+	c := newTestClient(t, srv.start().URL, &streamtest.Sink{})
+	logs := &streamtest.Logger{}
+	c.Logger = logs
 	if err := c.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, patience, "8 connections", func() bool { return srv.conns.Load() >= 8 })
-	want := "OpenCode at " + srv.URL + " sends no events; /event is broken in 1.14.42–1.15.4: upgrade"
-	if got := logs.count(want); got != 1 {
-		t.Errorf("log lines %q: got %d, want 1; logs: %q", want, got, logs.all())
+	streamtest.WaitFor(t, streamtest.Patience, "8 connections", func() bool { return srv.conns.Load() >= 8 })
+	want := "ERROR OpenCode sends no events; /event is broken in 1.14.42–1.15.4: upgrade"
+	if got := logs.Count(want); got != 1 {
+		t.Errorf("log lines %q: got %d, want 1; logs: %q", want, got, logs.Lines())
 	}
 }

@@ -1,25 +1,19 @@
 package opencode
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/toolinput"
 )
 
 // MaxToolText bounds, in bytes, the text of a tool turn. A longer rendering is cut at a rune
 // boundary and ends with a marker saying how much was dropped.
 const MaxToolText = 4096
-
-// maxInputSummary bounds, in bytes, the rendering of a tool call's input inside a tool turn.
-const maxInputSummary = 512
 
 // globalDirectory is the directory /global/event gives events that belong to no project instance.
 const globalDirectory = "global"
@@ -80,8 +74,8 @@ func DecodeHeader(data []byte) (Header, error) {
 // blank text yield no turn. DecodeMessages takes the role from the message instead, and agrees.
 //
 // A tool turn's Text is the call's title, its input as one line of JSON (at most 512 bytes), then
-// the output, or "error: " and the error, bounded to MaxToolText; Files are the input's
-// filePath/path/file_path values. A compaction's summary is the assistant's text of a message
+// the output, or "error: " and the error, bounded to MaxToolText; Files are the paths the input
+// names (filePath, path, … as toolinput.Files reads them). A compaction's summary is the assistant's text of a message
 // in compaction mode, indistinguishable in the stream and kept as an "assistant" turn; the
 // compaction part itself is no turn: session.compacted marks the new epoch.
 func DecodeFrame(data []byte) ([]adapters.Event, error) {
@@ -286,7 +280,7 @@ func partTurn(p Part, role string) (t adapters.Turn, ok bool) {
 		return t, true
 	case PartTool:
 		t.Role, t.Tool, t.Text = "tool", p.Tool, toolText(p.State)
-		t.Files = inputFiles(p.State.Input)
+		t.Files = toolinput.Files(p.State.Input)
 		t.At = millis(cmp.Or(p.State.Time.Start, p.State.Time.End))
 		return t, true
 	}
@@ -361,7 +355,7 @@ func taskResult(st ToolState, md TaskMetadata) *adapters.Result {
 // error, one per line, bounded to MaxToolText.
 func toolText(st ToolState) string {
 	var lines []string
-	for _, s := range []string{st.Title, inputSummary(st.Input)} {
+	for _, s := range []string{st.Title, toolinput.Summary(st.Input)} {
 		if s = strings.TrimSpace(s); s != "" {
 			lines = append(lines, s)
 		}
@@ -376,78 +370,7 @@ func toolText(st ToolState) string {
 			lines = append(lines, "error: "+s)
 		}
 	}
-	return bound(strings.Join(lines, "\n"), MaxToolText)
-}
-
-// inputSummary renders a tool input object as one line of JSON with sorted keys, bounded to
-// maxInputSummary; "" for an empty or non-object input.
-func inputSummary(input json.RawMessage) string {
-	if !adapters.IsObject(input) {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber()
-	var m map[string]any
-	if dec.Decode(&m) != nil || len(m) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(m) != nil {
-		return ""
-	}
-	return bound(strings.TrimSpace(b.String()), maxInputSummary)
-}
-
-// pathFields are the tool input fields that name a file or directory, in the order read.
-// OpenCode's tools use filePath and path; file_path is common among MCP tools.
-var pathFields = [...]string{"filePath", "path", "file_path"}
-
-// maxPathLen bounds what inputFiles accepts as a path.
-const maxPathLen = 4096
-
-// inputFiles returns the paths a tool input names, skipping values that do not look like paths
-// and duplicates; nil when there are none.
-func inputFiles(input json.RawMessage) []string {
-	if !adapters.IsObject(input) {
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(input, &fields) != nil {
-		return nil
-	}
-	var files []string
-	for _, name := range pathFields {
-		var p string
-		if json.Unmarshal(fields[name], &p) != nil || !looksLikePath(p) || slices.Contains(files, p) {
-			continue
-		}
-		files = append(files, p)
-	}
-	return files
-}
-
-// looksLikePath reports whether s could be a file path: non-blank, bounded, valid UTF-8, no
-// control characters, not a URL.
-func looksLikePath(s string) bool {
-	if s == "" || len(s) > maxPathLen || strings.TrimSpace(s) != s || !utf8.ValidString(s) ||
-		strings.Contains(s, "://") {
-		return false
-	}
-	return strings.IndexFunc(s, unicode.IsControl) < 0
-}
-
-// bound cuts s to max bytes at a rune boundary, marking the cut.
-func bound(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n…[%d bytes truncated]", len(s)-cut)
+	return toolinput.Bound(strings.Join(lines, "\n"), MaxToolText)
 }
 
 // millis converts an OpenCode timestamp (ms since the epoch) to a time; zero when absent.

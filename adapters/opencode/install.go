@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
 	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
 )
 
@@ -118,13 +119,15 @@ func Install(opts InstallOptions) (InstallResult, error) {
 		return res, fmt.Errorf("create plugin dir: %w", err)
 	}
 	if res.Action == InstallUpdated {
-		if res.Backup, err = backupPlugin(res.Path, old); err != nil {
+		// The suffix keeps OpenCode from loading the backup: only *.ts and *.js files in a
+		// plugin dir load.
+		if res.Backup, err = atomicfile.Backup(res.Path, old, 0o644, time.Now()); err != nil {
 			return res, err
 		}
 		fmt.Fprintf(out, "opencode: backed up %s to %s\n", res.Path, res.Backup)
 	}
-	if err := writePlugin(res.Path, pluginSource); err != nil {
-		return res, err
+	if err := atomicfile.Write(res.Path, pluginSource, 0o644); err != nil {
+		return res, fmt.Errorf("install plugin: %w", err)
 	}
 	fmt.Fprintf(out, "opencode: %s plugin at %s\n", map[InstallAction]string{InstallCreated: "installed", InstallUpdated: "updated"}[res.Action], res.Path)
 	return res, nil
@@ -162,59 +165,6 @@ func pluginDir(opts InstallOptions) (string, error) {
 		config = filepath.Join(home, ".config")
 	}
 	return filepath.Join(config, "opencode", "plugin"), nil
-}
-
-// backupPlugin copies data, the current content of path, to a new file beside it
-// named path.bak-<UTC timestamp>[.N] and returns its name. The suffix keeps
-// OpenCode from loading it: only *.ts and *.js files in a plugin dir load.
-func backupPlugin(path string, data []byte) (string, error) {
-	base := path + ".bak-" + time.Now().UTC().Format("20060102T150405Z")
-	for i := 0; i < 100; i++ {
-		name := base
-		if i > 0 {
-			name = fmt.Sprintf("%s.%d", base, i)
-		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("back up plugin: %w", err)
-		}
-		_, werr := f.Write(data)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return "", fmt.Errorf("back up plugin to %s: %w", name, werr)
-		}
-		return name, nil
-	}
-	return "", fmt.Errorf("back up plugin %s: too many backups this second", path)
-}
-
-// writePlugin writes data to path through a temp file in the same dir.
-func writePlugin(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+PluginFile+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write plugin: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write plugin %s: %w", path, werr)
-	}
-	return nil
 }
 
 // isFile reports whether path names an existing regular file.
