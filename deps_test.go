@@ -22,9 +22,11 @@ var allowedInternal = map[string][]string{
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},
 	"config":                        {},
-	"inject":                        {"kv"},
+	"inject":                        {"kv", "inject/heading"},
 	"proxy":                         {"adapters", "kv", "inject"},
 	"":                              {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "kv", "inject", "proxy"},
+	// The block headings, for code that must not link inject (the hook shim).
+	"inject/heading": {},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
