@@ -23,7 +23,7 @@ var allowedInternal = map[string][]string{
 	"kv":                            {},
 	"config":                        {},
 	"inject":                        {"kv", "inject/heading"},
-	"proxy":                         {"adapters", "kv", "inject"},
+	"proxy":                         {"adapters", "adapters/claudecode", "kv", "inject", "inject/heading"},
 	"":                              {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "kv", "inject", "proxy"},
 	// The block headings, for code that must not link inject (the hook shim).
 	"inject/heading": {},
