@@ -24,9 +24,12 @@ var allowedInternal = map[string][]string{
 	"config":                        {},
 	"inject":                        {"kv", "inject/heading"},
 	"proxy":                         {"adapters", "adapters/claudecode", "kv", "inject", "inject/heading"},
-	"":                              {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "kv", "inject", "proxy"},
+	"":                              {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "hookshim", "kv", "inject", "proxy"},
 	// The block headings, for code that must not link inject (the hook shim).
 	"inject/heading": {},
+	// The hook process: one per hook, so it links no store, engine or server (see TestHookDeps).
+	"hookshim":          {"adapters", "adapters/claudecode", "inject/heading"},
+	"cmd/heirloom-hook": {"hookshim"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).

@@ -1,4 +1,4 @@
-package proxy
+package hookshim
 
 import (
 	"bytes"
@@ -38,10 +38,11 @@ type Shim struct {
 	// CommandTimeout bounds the wrapped command, reading stdin included; past it the command's
 	// whole process group is killed. Zero means 30s.
 	CommandTimeout time.Duration
-	// MaxContextChars caps the merged additionalContext, in UTF-16 code units (see Merge).
-	// Zero means 9500.
+	// MaxContextChars caps the merged additionalContext, in UTF-16 code units (see
+	// claudecode.Merge). Zero means claudecode.DefaultMaxContextChars.
 	MaxContextChars int
 
+	// Stdin is the hook call, read to EOF; Stdout gets the reply and Stderr the warnings.
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -50,21 +51,25 @@ type Shim struct {
 // emptyReply is what a hook prints when heirloom has nothing to add.
 const emptyReply = "{}"
 
-// Run relays one hook call for harness (e.g. "claude-code") and returns the exit code for the
-// shim's process. Without Command it is always 0: every failure ends in the empty reply and a
-// warning, because a hook error would reach the harness's user.
+// Run relays one hook call for harness (e.g. "claude-code") to the sidecar's /hooks/<harness>
+// and returns the exit code for the shim's process. Without Command it is always 0: every
+// failure ends in the empty reply and a warning, because a hook error would reach the harness's
+// user. A sidecar without that endpoint (404) is such a failure, and its warning names the
+// harness.
 //
 // With Command, Run feeds the same stdin bytes to the command and to the sidecar, in parallel,
 // and waits for both (at most CommandTimeout and Timeout, plus a short grace for pipes a
 // command's leftover children hold open). The command's stderr is passed through as written.
 // Then, by the command's outcome:
-//   - exit 0: prints Merge of heirloom's context and the command's stdout, which is the stdout
-//     byte for byte when heirloom adds nothing (the sidecar failing included); returns 0.
-//   - exit 2 (the command blocks): prints its stdout as it was (its first MaxUpstreamBytes),
-//     adds nothing to stderr, and returns 2, whatever the sidecar did.
+//   - exit 0: prints claudecode.Merge of heirloom's context and the command's stdout, with
+//     heirloom's sections (inject/heading) cut last, which is the stdout byte for byte when
+//     heirloom adds nothing (the sidecar failing included); returns 0.
+//   - exit 2 (the command blocks): prints its stdout as it was (its first
+//     claudecode.MaxUpstreamBytes), adds nothing to stderr, and returns 2, whatever the
+//     sidecar did.
 //   - anything else (cannot start, killed, timed out, another exit code, stdout over
-//     MaxUpstreamBytes, a reply Merge rejects): prints heirloom's reply alone, warns on one
-//     line naming the reason, and returns 0.
+//     claudecode.MaxUpstreamBytes, a reply Merge rejects): prints heirloom's reply alone, warns
+//     on one line naming the reason, and returns 0.
 func (s *Shim) Run(ctx context.Context, harness string) int {
 	if len(s.Command) > 0 {
 		return s.runWrapped(ctx, harness)
@@ -134,6 +139,10 @@ func (s *Shim) post(ctx context.Context, harness string, body []byte) ([]byte, e
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("read sidecar reply: %w", err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		// The light binary accepts any harness name; the sidecar knows which it serves.
+		return nil, fmt.Errorf("the sidecar at %s takes no hooks of harness %q (%s from /hooks/%s)", s.URL, harness, resp.Status, harness)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("sidecar answered %s: %s", resp.Status, firstLine(reply))

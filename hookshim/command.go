@@ -1,4 +1,4 @@
-package proxy
+package hookshim
 
 import (
 	"bytes"
@@ -77,7 +77,8 @@ func (s *Shim) runWrapped(ctx context.Context, harness string) int {
 		s.writeReply(reply)
 		return 0
 	}
-	merged, err := claudecode.Merge(claudecode.HookEventName(body), claudecode.ReplyContext(reply), up.stdout, s.maxContextChars(), heading.Priority())
+	event, ourContext := claudecode.HookEventName(body), claudecode.ReplyContext(reply)
+	merged, err := claudecode.Merge(event, ourContext, up.stdout, s.maxContextChars(), heading.Priority())
 	if err != nil {
 		s.warnf("wrapped command %s: %v; replying %s", s.commandName(), err, alone)
 		s.writeReply(reply)
@@ -88,9 +89,9 @@ func (s *Shim) runWrapped(ctx context.Context, harness string) int {
 }
 
 // runCommand runs the wrapped command with stdin as its input, under ctx, and collects its
-// stdout; its stderr is copied to the shim's as it is written. The command runs in a process group of
-// its own, killed whole when ctx ends or stdout grows past claudecode.MaxUpstreamBytes, and the shim stops
-// reading its pipes pipeGrace after it exits, whoever still holds them.
+// stdout; its stderr is copied to the shim's as it is written. The command runs in a process
+// group of its own, killed whole when ctx ends or stdout grows past claudecode.MaxUpstreamBytes,
+// and the shim stops reading its pipes pipeGrace after it exits, whoever still holds them.
 func (s *Shim) runCommand(ctx context.Context, stdin []byte) upstreamRun {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
@@ -144,7 +145,7 @@ func (s *Shim) commandTimeout() time.Duration {
 // maxContextChars returns the cap of a merged additionalContext.
 func (s *Shim) maxContextChars() int {
 	if s.MaxContextChars <= 0 {
-		return 9500
+		return claudecode.DefaultMaxContextChars
 	}
 	return s.MaxContextChars
 }
