@@ -137,7 +137,7 @@ func (s *Shim) commandName() string {
 // commandTimeout returns the bound of the wrapped command.
 func (s *Shim) commandTimeout() time.Duration {
 	if s.CommandTimeout <= 0 {
-		return 30 * time.Second
+		return DefaultCommandTimeout
 	}
 	return s.CommandTimeout
 }

@@ -14,9 +14,10 @@
 //
 //	HEIRLOOM_URL                the sidecar's base URL (default DefaultURL)
 //	HEIRLOOM_HOOK_TIMEOUT       the whole hook's deadline, stdin included: a Go duration or
-//	                            milliseconds (default 1500ms)
+//	                            milliseconds (default DefaultTimeout, 1500ms)
 //	HEIRLOOM_TOKEN              bearer token for the sidecar, when it requires one
-//	HEIRLOOM_UPSTREAM_TIMEOUT   with "--": the wrapped command's deadline (default 30s)
+//	HEIRLOOM_UPSTREAM_TIMEOUT   with "--": the wrapped command's deadline (default
+//	                            DefaultCommandTimeout, 30s)
 //	HEIRLOOM_MAX_CONTEXT_CHARS  with "--": cap on the merged additionalContext, 500..10000
 //	                            (default claudecode.DefaultMaxContextChars)
 package hookshim

@@ -36,7 +36,7 @@ func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader,
 	harness := args[0]
 	shim := &Shim{
 		URL:     lookup(env, "HEIRLOOM_URL", DefaultURL),
-		Timeout: envDuration(env, "HEIRLOOM_HOOK_TIMEOUT", 1500*time.Millisecond, stderr),
+		Timeout: envDuration(env, "HEIRLOOM_HOOK_TIMEOUT", DefaultTimeout, stderr),
 		Token:   lookup(env, "HEIRLOOM_TOKEN", ""),
 		Stdin:   stdin,
 		Stdout:  stdout,
@@ -50,7 +50,7 @@ func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader,
 		}
 		shim.Command = args[2:]
 		shim.Env = env
-		shim.CommandTimeout = envDuration(env, "HEIRLOOM_UPSTREAM_TIMEOUT", 30*time.Second, stderr)
+		shim.CommandTimeout = envDuration(env, "HEIRLOOM_UPSTREAM_TIMEOUT", DefaultCommandTimeout, stderr)
 		shim.MaxContextChars = maxContextChars(env, stderr)
 	}
 	return shim.Run(ctx, harness)

@@ -22,7 +22,7 @@ type Shim struct {
 	// URL is the sidecar's base URL, e.g. "http://127.0.0.1:7433".
 	URL string
 	// Timeout bounds the sidecar call, counted from the start of Run, so reading stdin is
-	// included. Zero means 1500ms.
+	// included. Zero means DefaultTimeout.
 	Timeout time.Duration
 	// Token is sent as a bearer token when non-empty.
 	Token string
@@ -36,7 +36,7 @@ type Shim struct {
 	// Env is the wrapped command's environment, "KEY=VALUE" pairs. Nil means the shim's own.
 	Env []string
 	// CommandTimeout bounds the wrapped command, reading stdin included; past it the command's
-	// whole process group is killed. Zero means 30s.
+	// whole process group is killed. Zero means DefaultCommandTimeout.
 	CommandTimeout time.Duration
 	// MaxContextChars caps the merged additionalContext, in UTF-16 code units (see
 	// claudecode.Merge). Zero means claudecode.DefaultMaxContextChars.
@@ -47,6 +47,12 @@ type Shim struct {
 	Stdout io.Writer
 	Stderr io.Writer
 }
+
+// Default bounds of a hook (HEIRLOOM_HOOK_TIMEOUT and HEIRLOOM_UPSTREAM_TIMEOUT when unset).
+const (
+	DefaultTimeout        = 1500 * time.Millisecond // the sidecar call, stdin included
+	DefaultCommandTimeout = 30 * time.Second        // a wrapped command
+)
 
 // emptyReply is what a hook prints when heirloom has nothing to add.
 const emptyReply = "{}"
@@ -89,7 +95,7 @@ func (s *Shim) Run(ctx context.Context, harness string) int {
 // timeout returns the bound of the sidecar call.
 func (s *Shim) timeout() time.Duration {
 	if s.Timeout <= 0 {
-		return 1500 * time.Millisecond
+		return DefaultTimeout
 	}
 	return s.Timeout
 }
