@@ -32,14 +32,20 @@ var allowedInternal = map[string][]string{
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},
 	// inject renders stored records; it takes the reply cap from the harness vocabulary.
-	"inject": {"kv", "adapters"},
+	"inject": {"kv", "adapters", "inject/heading"},
+	// The block headings, for code that must not link inject (the hook shim).
+	"inject/heading": {},
 	// The decisions: adapters' events in, kv's records out, inject's blocks gathered.
 	"engine": {"adapters", "kv", "inject"},
-	// Transport only: it carries requests to the engine. The read API reads kv directly.
-	"proxy": {"adapters", "engine", "kv", "inject"},
+	// Transport only: it carries requests to the engine. The read API reads kv directly;
+	// Claude Code's reply merging (proxy mode) is its adapter's.
+	"proxy": {"adapters", "adapters/claudecode", "engine", "kv", "inject", "inject/heading"},
 	// config composes its defaults from the packages they configure.
 	"config": {"adapters", "engine", "proxy"},
-	"":       {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "engine", "kv", "inject", "proxy"},
+	// The hook process: one per hook, so it links no store, engine or server (see TestHookDeps).
+	"hookshim":          {"adapters", "adapters/claudecode", "inject/heading"},
+	"cmd/heirloom-hook": {"hookshim"},
+	"":                  {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "engine", "hookshim", "kv", "inject", "proxy"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
@@ -89,6 +95,63 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hookForbidden are what the hook process must never link, whole packages or every package under
+// a path: each hook starts a process, and initialising these (Pebble, Prometheus and protobuf
+// above all) costs more than the shim's own work. inject/heading is the one inject package the
+// shim needs; it imports nothing.
+var hookForbidden = []string{
+	"github.com/cockroachdb/", // Pebble and its dependencies
+	"github.com/prometheus/",
+	"google.golang.org/protobuf",
+	"github.com/golang/protobuf",
+	"github.com/knadh/koanf",
+	"github.com/hashicorp/go-hclog",
+	"github.com/gorilla/websocket",
+	"github.com/r3labs/sse",
+	module + "/kv",
+	module + "/engine",
+	module + "/proxy",
+	module + "/inject",
+	module + "/config",
+}
+
+// hookPackages are the project packages the hook binary may link; the rest of its closure is
+// the standard library.
+var hookPackages = []string{"cmd/heirloom-hook", "hookshim", "adapters", "adapters/claudecode", "inject/heading"}
+
+// TestHookDeps fails when the hook binary's whole dependency closure reaches beyond the standard
+// library and hookPackages, naming any forbidden package it links.
+func TestHookDeps(t *testing.T) {
+	deps := goListDeps(t, "./cmd/heirloom-hook")
+	for _, dep := range deps {
+		for _, bad := range hookForbidden {
+			if (dep == bad || strings.HasPrefix(dep, strings.TrimSuffix(bad, "/")+"/")) && dep != module+"/inject/heading" {
+				t.Errorf("cmd/heirloom-hook links %s: the hook process must not (%s)", dep, bad)
+			}
+		}
+		if rel, ok := strings.CutPrefix(dep, module+"/"); ok {
+			if !contains(hookPackages, rel) {
+				t.Errorf("cmd/heirloom-hook links %s: allowed project packages are %v", rel, hookPackages)
+			}
+			continue
+		}
+		if first, _, _ := strings.Cut(dep, "/"); strings.Contains(first, ".") {
+			t.Errorf("cmd/heirloom-hook links %s: only the standard library outside the project", dep)
+		}
+	}
+	t.Logf("cmd/heirloom-hook links %d packages, heirloom %d", len(deps), len(goListDeps(t, ".")))
+}
+
+// goListDeps returns the import paths of pkg and everything it links.
+func goListDeps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
 }
 
 func contains(list []string, s string) bool {

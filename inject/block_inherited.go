@@ -3,11 +3,12 @@ package inject
 import (
 	"strings"
 
+	"github.com/heirloom-dev/heirloom/inject/heading"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // InheritedHeading is the first line of the block InheritedBlock builds.
-const InheritedHeading = "## Inherited from Parent Session"
+const InheritedHeading = heading.Inherited
 
 // Caps inside the inherited block, in UTF-16 units.
 const (

@@ -4,11 +4,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/heirloom-dev/heirloom/inject/heading"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // ObjectiveHeading is the first line of the block ObjectiveBlock builds.
-const ObjectiveHeading = "[Objective Reinforcement]"
+const ObjectiveHeading = heading.Objective
 
 // Reinforcement is what a session is reminded of after a compaction: records read from the
 // store. The zero value renders as "" (see ObjectiveBlock).

@@ -5,11 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/inject/heading"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // RecoveredHeading is the first line of the block RecoveredBlock builds.
-const RecoveredHeading = "## Recovered Session Checkpoint"
+const RecoveredHeading = heading.Recovered
 
 // DefaultRecoveredChars is RecoveredBlock's budget when it is given none: its own share of a
 // reply, leaving room for the other blocks under DefaultMaxChars.

@@ -119,3 +119,12 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	}
 	return body, nil
 }
+
+// firstLine returns b's first line, at most 200 bytes, for a one-line error.
+func firstLine(b []byte) string {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	if len(line) > 200 {
+		line = line[:200]
+	}
+	return strings.ToValidUTF8(string(line), "?")
+}

@@ -20,7 +20,7 @@ const (
 	OutcomeTimeout     = "timeout"     // no complete reply within the upstream's timeout
 	OutcomeStatus      = "status"      // a status other than 2xx
 	OutcomeInvalid     = "invalid"     // a reply Merge refuses (invalid JSON or UTF-8)
-	OutcomeOversized   = "oversized"   // a reply over MaxUpstreamBytes
+	OutcomeOversized   = "oversized"   // a reply over claudecode.MaxUpstreamBytes
 )
 
 // outcomes lists every outcome, for pre-creating the counter's series.

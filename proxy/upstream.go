@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/inject/heading"
 )
 
 // DefaultUpstreamTimeout bounds a forwarded hook call when Upstream.Timeout is zero.
@@ -26,8 +27,8 @@ const DefaultUpstreamTimeout = 5 * time.Second
 
 // Upstream is an existing http hook target heirloom sits in front of (proxy mode). Each hook call
 // is forwarded to it unchanged, in parallel with heirloom's own work, and the harness gets the
-// upstream's reply with heirloom's context placed first (see Merge); the added latency is the
-// longer of the two, not their sum. When the upstream fails (unreachable, slower than Timeout,
+// upstream's reply with heirloom's context placed first (see claudecode.Merge); the added
+// latency is the longer of the two, not their sum. When the upstream fails (unreachable, slower than Timeout,
 // a non-2xx status, an unusable or oversized reply) the harness gets heirloom's reply alone: the
 // failure is logged as a warning and counted in heirloom_upstream_requests_total, never shown
 // to the harness. The zero value is no upstream.
@@ -164,10 +165,10 @@ func (s *Server) mergeUpstream(resp *http.Response, ev adapters.Event, ours func
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &upstreamError{OutcomeStatus, fmt.Errorf("status %s", resp.Status)}
 	}
-	if resp.ContentLength > MaxUpstreamBytes {
-		return nil, &upstreamError{OutcomeOversized, fmt.Errorf("reply of %d bytes, over %d", resp.ContentLength, MaxUpstreamBytes)}
+	if resp.ContentLength > claudecode.MaxUpstreamBytes {
+		return nil, &upstreamError{OutcomeOversized, fmt.Errorf("reply of %d bytes, over %d", resp.ContentLength, claudecode.MaxUpstreamBytes)}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxUpstreamBytes+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, claudecode.MaxUpstreamBytes+1))
 	if err != nil {
 		outcome := OutcomeUnreachable
 		if isTimeout(err) {
@@ -175,11 +176,11 @@ func (s *Server) mergeUpstream(resp *http.Response, ev adapters.Event, ours func
 		}
 		return nil, &upstreamError{outcome, fmt.Errorf("read reply: %w", err)}
 	}
-	if len(body) > MaxUpstreamBytes {
-		return nil, &upstreamError{OutcomeOversized, fmt.Errorf("reply over %d bytes", MaxUpstreamBytes)}
+	if len(body) > claudecode.MaxUpstreamBytes {
+		return nil, &upstreamError{OutcomeOversized, fmt.Errorf("reply over %d bytes", claudecode.MaxUpstreamBytes)}
 	}
 	mine := ours()
-	merged, err := Merge(ev.Name, replyContext(mine), body, s.Engine.Config.MaxContextChars)
+	merged, err := claudecode.Merge(ev.Name, claudecode.ReplyContext(mine), body, s.Engine.Config.MaxContextChars, heading.Priority())
 	if err != nil {
 		return nil, &upstreamError{OutcomeInvalid, err}
 	}
@@ -212,18 +213,4 @@ func (s *Server) upstreamFailed(r *http.Request, ev adapters.Event, err error) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// replyContext returns hookSpecificOutput.additionalContext of one of heirloom's own replies, ""
-// when it carries none.
-func replyContext(reply []byte) string {
-	var r struct {
-		HookSpecificOutput struct {
-			AdditionalContext string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal(reply, &r); err != nil {
-		return ""
-	}
-	return r.HookSpecificOutput.AdditionalContext
 }

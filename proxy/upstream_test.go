@@ -17,9 +17,38 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
+
+// ctxReply is the reply claudecode.Merge builds when the upstream gave no JSON object.
+func ctxReply(event, context string) string {
+	return `{"hookSpecificOutput":{"hookEventName":` + jsonStr(event) + `,"additionalContext":` + jsonStr(context) + `}}`
+}
+
+// jsonStr encodes s as a JSON string without HTML escaping.
+func jsonStr(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// additionalContext returns hookSpecificOutput.additionalContext of a reply.
+func additionalContext(t *testing.T, reply []byte) string {
+	t.Helper()
+	var r struct {
+		HookSpecificOutput struct {
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(reply, &r); err != nil {
+		t.Fatalf("reply is not JSON: %v: %q", err, reply)
+	}
+	return r.HookSpecificOutput.AdditionalContext
+}
 
 // upstreamRequest is what an upstream hook target received.
 type upstreamRequest struct {
@@ -364,13 +393,13 @@ func TestUpstreamFailures(t *testing.T) {
 		{"NotAnObject", reply(`[{"continue":true}]`), proxy.OutcomeInvalid},
 		{"InvalidUTF8", reply("{\"systemMessage\":\"\xff\"}"), proxy.OutcomeInvalid},
 		{"OversizedDeclared", func(w http.ResponseWriter, r *http.Request) {
-			body := `"` + strings.Repeat("a", proxy.MaxUpstreamBytes) + `"`
+			body := `"` + strings.Repeat("a", claudecode.MaxUpstreamBytes) + `"`
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 			io.WriteString(w, body)
 		}, proxy.OutcomeOversized},
 		{"OversizedChunked", func(w http.ResponseWriter, r *http.Request) {
 			chunk := strings.Repeat("b", 64<<10)
-			for range proxy.MaxUpstreamBytes/len(chunk) + 1 {
+			for range claudecode.MaxUpstreamBytes/len(chunk) + 1 {
 				io.WriteString(w, chunk)
 				http.NewResponseController(w).Flush()
 			}

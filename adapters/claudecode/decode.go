@@ -192,3 +192,14 @@ func contentText(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// HookEventName returns the hook_event_name of a hook call's body, or "" when the body is not a
+// JSON object or the field is missing or not a string. Unlike Decode it checks nothing else, for
+// callers that only relay the call (the hook shim).
+func HookEventName(body []byte) string {
+	var in struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	_ = json.Unmarshal(body, &in)
+	return in.HookEventName
+}

@@ -351,3 +351,23 @@ func TestDecode_Tool(t *testing.T) {
 		})
 	}
 }
+
+func TestHookEventName(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"Known", `{"session_id":"s","hook_event_name":"SubagentStart"}`, "SubagentStart"},
+		{"Newer", `{"hook_event_name":"Notification"}`, "Notification"},
+		{"Missing", `{"session_id":"s"}`, ""},
+		{"NotAString", `{"hook_event_name":7}`, ""},
+		{"NotJSON", `SessionStart`, ""},
+		{"Empty", ``, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := claudecode.HookEventName([]byte(tt.body)); got != tt.want {
+				t.Fatalf("HookEventName(%s) = %q, want %q", tt.body, got, tt.want)
+			}
+		})
+	}
+}

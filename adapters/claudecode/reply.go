@@ -12,6 +12,11 @@ import (
 // their text below it, most important sections first.
 const ContextCap = 10000
 
+// DefaultMaxContextChars is the budget heirloom keeps additionalContext within when it is given
+// none (see Merge): under ContextCap, so Claude Code shows the context itself. It is
+// adapters.DefaultMaxContextChars, named here for the hook shim's readers.
+const DefaultMaxContextChars = adapters.DefaultMaxContextChars
+
 // HookOutput is the JSON a hook replies with. Its zero value encodes as {}: nothing to add.
 type HookOutput struct {
 	HookSpecificOutput *HookSpecificOutput `json:"hookSpecificOutput,omitempty"`
@@ -40,14 +45,42 @@ func (Adapter) Reply(ev adapters.Event, context string) []byte {
 	if context == "" || !acceptsContext(name) {
 		return []byte("{}")
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	out := HookOutput{HookSpecificOutput: &HookSpecificOutput{HookEventName: name, AdditionalContext: context}}
-	if err := enc.Encode(out); err != nil {
-		return []byte("{}") // unreachable: the value holds only strings
+	return contextReply(name, context)
+}
+
+// ReplyContext returns hookSpecificOutput.additionalContext of a hook reply, or "" when the
+// reply carries none or is not a JSON object.
+func ReplyContext(reply []byte) string {
+	var out HookOutput
+	if err := json.Unmarshal(reply, &out); err != nil || out.HookSpecificOutput == nil {
+		return ""
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return out.HookSpecificOutput.AdditionalContext
+}
+
+// contextReply encodes the reply carrying context for the named event, whatever the event:
+//
+//	{"hookSpecificOutput":{"hookEventName":"<event>","additionalContext":"<context>"}}
+//
+// Invalid UTF-8 in either string becomes U+FFFD.
+func contextReply(event, context string) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"hookSpecificOutput":{"hookEventName":`)
+	b.Write(jsonString(event))
+	b.WriteString(`,"additionalContext":`)
+	b.Write(jsonString(context))
+	b.WriteString(`}}`)
+	return b.Bytes()
+}
+
+// jsonString encodes s as a JSON string, without HTML escaping: Claude Code reads the context as
+// it is, and "<" stays readable to anyone inspecting a reply.
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // acceptsContext reports whether Claude Code reads hookSpecificOutput.additionalContext in the

@@ -108,3 +108,29 @@ func TestReply_Fixtures(t *testing.T) {
 		}
 	}
 }
+
+func TestReplyContext(t *testing.T) {
+	tests := []struct {
+		name, reply, want string
+	}{
+		{"Context", `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"a \"b\"\nc"}}`, "a \"b\"\nc"},
+		{"OtherFields", `{"continue":true,"hookSpecificOutput":{"additionalContext":"x","permissionDecision":"allow"}}`, "x"},
+		{"Empty", `{}`, ""},
+		{"NullOutput", `{"hookSpecificOutput":null}`, ""},
+		{"NotAString", `{"hookSpecificOutput":{"additionalContext":3}}`, ""},
+		{"NotJSON", `not json`, ""},
+		{"Nil", ``, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := claudecode.ReplyContext([]byte(tt.reply)); got != tt.want {
+				t.Fatalf("ReplyContext(%s) = %q, want %q", tt.reply, got, tt.want)
+			}
+		})
+	}
+	// It reads back what Reply encodes.
+	c := "## Inherited from Parent Session\n<b>&</b> \u2028 😀"
+	if got := claudecode.ReplyContext(claudecode.Adapter{}.Reply(adapters.Event{Name: "SubagentStart"}, c)); got != c {
+		t.Fatalf("ReplyContext(Reply(%q)) = %q", c, got)
+	}
+}

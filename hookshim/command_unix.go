@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxy
+package hookshim
 
 import (
 	"os/exec"

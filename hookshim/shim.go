@@ -1,4 +1,4 @@
-package proxy
+package hookshim
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ type Shim struct {
 	// URL is the sidecar's base URL, e.g. "http://127.0.0.1:7433".
 	URL string
 	// Timeout bounds the sidecar call, counted from the start of Run, so reading stdin is
-	// included. Zero means 1500ms.
+	// included. Zero means DefaultTimeout.
 	Timeout time.Duration
 	// Token is sent as a bearer token when non-empty.
 	Token string
@@ -36,35 +36,46 @@ type Shim struct {
 	// Env is the wrapped command's environment, "KEY=VALUE" pairs. Nil means the shim's own.
 	Env []string
 	// CommandTimeout bounds the wrapped command, reading stdin included; past it the command's
-	// whole process group is killed. Zero means 30s.
+	// whole process group is killed. Zero means DefaultCommandTimeout.
 	CommandTimeout time.Duration
-	// MaxContextChars caps the merged additionalContext, in UTF-16 code units (see Merge).
-	// Zero means 9500.
+	// MaxContextChars caps the merged additionalContext, in UTF-16 code units (see
+	// claudecode.Merge). Zero means claudecode.DefaultMaxContextChars.
 	MaxContextChars int
 
+	// Stdin is the hook call, read to EOF; Stdout gets the reply and Stderr the warnings.
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 }
 
+// Default bounds of a hook (HEIRLOOM_HOOK_TIMEOUT and HEIRLOOM_UPSTREAM_TIMEOUT when unset).
+const (
+	DefaultTimeout        = 1500 * time.Millisecond // the sidecar call, stdin included
+	DefaultCommandTimeout = 30 * time.Second        // a wrapped command
+)
+
 // emptyReply is what a hook prints when heirloom has nothing to add.
 const emptyReply = "{}"
 
-// Run relays one hook call for harness (e.g. "claude-code") and returns the exit code for the
-// shim's process. Without Command it is always 0: every failure ends in the empty reply and a
-// warning, because a hook error would reach the harness's user.
+// Run relays one hook call for harness (e.g. "claude-code") to the sidecar's /hooks/<harness>
+// and returns the exit code for the shim's process. Without Command it is always 0: every
+// failure ends in the empty reply and a warning, because a hook error would reach the harness's
+// user. A sidecar without that endpoint (404) is such a failure, and its warning names the
+// harness.
 //
 // With Command, Run feeds the same stdin bytes to the command and to the sidecar, in parallel,
 // and waits for both (at most CommandTimeout and Timeout, plus a short grace for pipes a
 // command's leftover children hold open). The command's stderr is passed through as written.
 // Then, by the command's outcome:
-//   - exit 0: prints Merge of heirloom's context and the command's stdout, which is the stdout
-//     byte for byte when heirloom adds nothing (the sidecar failing included); returns 0.
-//   - exit 2 (the command blocks): prints its stdout as it was (its first MaxUpstreamBytes),
-//     adds nothing to stderr, and returns 2, whatever the sidecar did.
+//   - exit 0: prints claudecode.Merge of heirloom's context and the command's stdout, with
+//     heirloom's sections (inject/heading) cut last, which is the stdout byte for byte when
+//     heirloom adds nothing (the sidecar failing included); returns 0.
+//   - exit 2 (the command blocks): prints its stdout as it was (its first
+//     claudecode.MaxUpstreamBytes), adds nothing to stderr, and returns 2, whatever the
+//     sidecar did.
 //   - anything else (cannot start, killed, timed out, another exit code, stdout over
-//     MaxUpstreamBytes, a reply Merge rejects): prints heirloom's reply alone, warns on one
-//     line naming the reason, and returns 0.
+//     claudecode.MaxUpstreamBytes, a reply Merge rejects): prints heirloom's reply alone, warns
+//     on one line naming the reason, and returns 0.
 func (s *Shim) Run(ctx context.Context, harness string) int {
 	if len(s.Command) > 0 {
 		return s.runWrapped(ctx, harness)
@@ -84,7 +95,7 @@ func (s *Shim) Run(ctx context.Context, harness string) int {
 // timeout returns the bound of the sidecar call.
 func (s *Shim) timeout() time.Duration {
 	if s.Timeout <= 0 {
-		return 1500 * time.Millisecond
+		return DefaultTimeout
 	}
 	return s.Timeout
 }
@@ -134,6 +145,10 @@ func (s *Shim) post(ctx context.Context, harness string, body []byte) ([]byte, e
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("read sidecar reply: %w", err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		// The light binary accepts any harness name; the sidecar knows which it serves.
+		return nil, fmt.Errorf("the sidecar at %s takes no hooks of harness %q (%s from /hooks/%s)", s.URL, harness, resp.Status, harness)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("sidecar answered %s: %s", resp.Status, firstLine(reply))

@@ -1,4 +1,4 @@
-package proxy_test
+package claudecode_test
 
 import (
 	"bytes"
@@ -6,10 +6,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/heirloom-dev/heirloom/inject"
-	"github.com/heirloom-dev/heirloom/proxy"
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 )
 
 // ctxReply is the reply Merge builds when the upstream gave no JSON object.
@@ -38,6 +38,16 @@ func additionalContext(t *testing.T, reply []byte) string {
 		t.Fatalf("reply is not JSON: %v: %q", err, reply)
 	}
 	return r.HookSpecificOutput.AdditionalContext
+}
+
+// sections are heirloom's headings, highest priority first, as proxy and the hook shim pass them
+// (inject/heading.Priority; adapters do not import inject, so they are spelled out here).
+var sections = []string{"[Objective Reinforcement]", "## Inherited from Parent Session", "## Recovered Session Checkpoint"}
+
+// utf16Len is the length of s in UTF-16 code units, each invalid UTF-8 byte counted as the U+FFFD
+// it decodes to: how Claude Code measures additionalContext.
+func utf16Len(s string) int {
+	return len(utf16.Encode([]rune(s)))
 }
 
 const (
@@ -183,12 +193,12 @@ func TestMerge(t *testing.T) {
 		event:    "SessionStart",
 		ours:     recovered,
 		upstream: "theirs",
-		max:      inject.Len(recovered + "\n\ntheirs"),
+		max:      utf16Len(recovered + "\n\ntheirs"),
 		want:     ctxReply("SessionStart", recovered+"\n\ntheirs"),
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := proxy.Merge(tc.event, tc.ours, []byte(tc.upstream), tc.max)
+			got, err := claudecode.Merge(tc.event, tc.ours, []byte(tc.upstream), tc.max, sections)
 			if err != nil {
 				t.Fatalf("Merge: %v", err)
 			}
@@ -208,7 +218,7 @@ func TestMergeKeepsEveryOtherValue(t *testing.T) {
 	upstream := `{"decision":"approve","continue":true,"stopReason":"s","systemMessage":"m",` +
 		`"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",` +
 		`"updatedInput":{"command":"ls","b":[1,{"c":"d"}]},"additionalContext":"u"},"unknown":{"k":[null,1.0]}}`
-	got, err := proxy.Merge("PreToolUse", inherited, []byte(upstream), 0)
+	got, err := claudecode.Merge("PreToolUse", inherited, []byte(upstream), 0, sections)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +281,7 @@ func TestMergeErrors(t *testing.T) {
 		{"BadArray", []byte(`[1,`)},
 		{"InvalidUTF8", []byte("plain \xff text")},
 		{"InvalidUTF8InJSON", []byte("{\"systemMessage\":\"\xc3\x28\"}")},
-		{"Oversized", bytes.Repeat([]byte("a"), proxy.MaxUpstreamBytes+1)},
+		{"Oversized", bytes.Repeat([]byte("a"), claudecode.MaxUpstreamBytes+1)},
 		{"HookSpecificOutputNotObject", []byte(`{"hookSpecificOutput":"text"}`)},
 		{"AdditionalContextNotString", []byte(`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":42}}`)},
 	}
@@ -282,16 +292,16 @@ func TestMergeErrors(t *testing.T) {
 				name = tc.name + "/Merging"
 			}
 			t.Run(name, func(t *testing.T) {
-				got, err := proxy.Merge("SessionStart", ours, tc.upstream, 0)
-				if !errors.Is(err, proxy.ErrUpstreamReply) {
+				got, err := claudecode.Merge("SessionStart", ours, tc.upstream, 0, sections)
+				if !errors.Is(err, claudecode.ErrUpstreamReply) {
 					t.Fatalf("got %q, %v; want ErrUpstreamReply", got, err)
 				}
 			})
 		}
 	}
 	t.Run("AtTheLimit", func(t *testing.T) {
-		body := bytes.Repeat([]byte("a"), proxy.MaxUpstreamBytes)
-		got, err := proxy.Merge("SessionStart", "", body, 0)
+		body := bytes.Repeat([]byte("a"), claudecode.MaxUpstreamBytes)
+		got, err := claudecode.Merge("SessionStart", "", body, 0, sections)
 		if err != nil || !bytes.Equal(got, body) {
 			t.Fatalf("got %d bytes, %v; want the body unchanged", len(got), err)
 		}
@@ -316,8 +326,8 @@ func TestMergeCap(t *testing.T) {
 	ours := objective + "\n\n" + inherited + "\n\n" + recoveredLong
 
 	t.Run("UpstreamShortened", func(t *testing.T) {
-		max := inject.Len(ours) + 500
-		got, err := proxy.Merge("SessionStart", ours, []byte(upstreamText), max)
+		max := utf16Len(ours) + 500
+		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,13 +336,13 @@ func TestMergeCap(t *testing.T) {
 		if !strings.HasPrefix(ctx, ours+"\n\nupstream upstream") || !strings.HasSuffix(ctx, " […]\n\n"+marker) {
 			t.Errorf("got %q", ctx)
 		}
-		if n := inject.Len(ctx); n > max || n < max-20 {
+		if n := utf16Len(ctx); n > max || n < max-20 {
 			t.Errorf("merged length %d, want at most %d and close to it", n, max)
 		}
 	})
 	t.Run("UpstreamDropped", func(t *testing.T) {
-		max := inject.Len(ours) + 75 // room for the marker, not for useful upstream text
-		got, err := proxy.Merge("SessionStart", ours, []byte(upstreamText), max)
+		max := utf16Len(ours) + 75 // room for the marker, not for useful upstream text
+		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -343,8 +353,8 @@ func TestMergeCap(t *testing.T) {
 		}
 	})
 	t.Run("LowestSectionShortened", func(t *testing.T) {
-		max := inject.Len(ours) - 500
-		got, err := proxy.Merge("SessionStart", ours, []byte(upstreamText), max)
+		max := utf16Len(ours) - 500
+		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,15 +366,15 @@ func TestMergeCap(t *testing.T) {
 		if strings.Contains(ctx, "upstream upstream") {
 			t.Error("upstream context kept while heirloom's was cut")
 		}
-		if n := inject.Len(ctx); n > max {
+		if n := utf16Len(ctx); n > max {
 			t.Errorf("merged length %d, over %d", n, max)
 		}
 	})
 	t.Run("LowestSectionDropped", func(t *testing.T) {
 		inheritedLong := inherited + "\n" + words("inh", 300)
 		ours := recoveredLong + "\n\n" + objective + "\n\n" + inheritedLong // sections in any order
-		max := inject.Len(objective) + 900
-		got, err := proxy.Merge("SessionStart", ours, []byte("short upstream"), max)
+		max := utf16Len(objective) + 900
+		got, err := claudecode.Merge("SessionStart", ours, []byte("short upstream"), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +386,7 @@ func TestMergeCap(t *testing.T) {
 		if strings.Contains(ctx, "Recovered Session Checkpoint\n") {
 			t.Error("lowest-priority section kept")
 		}
-		if n := inject.Len(ctx); n > max {
+		if n := utf16Len(ctx); n > max {
 			t.Errorf("merged length %d, over %d", n, max)
 		}
 	})
@@ -384,8 +394,8 @@ func TestMergeCap(t *testing.T) {
 		// Room for the recovered heading and a few words only: not useful, so it goes.
 		ours := objective + "\n\n" + recoveredLong
 		marker := "[heirloom: cut to fit 999 characters: Recovered Session Checkpoint shortened]"
-		max := inject.Len(objective) + 2 + inject.Len("## Recovered Session Checkpoint\n") + 20 + 2 + inject.Len(marker)
-		got, err := proxy.Merge("SessionStart", ours, nil, max)
+		max := utf16Len(objective) + 2 + utf16Len("## Recovered Session Checkpoint\n") + 20 + 2 + utf16Len(marker)
+		got, err := claudecode.Merge("SessionStart", ours, nil, max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,12 +409,12 @@ func TestMergeCap(t *testing.T) {
 		// Each emoji is 2 units: a cap in bytes or runes would let this through.
 		emoji := strings.Repeat("😀 ", 400) // 1200 units, 400 runes... plus spaces
 		max := 600
-		got, err := proxy.Merge("SessionStart", objective, []byte(emoji), max)
+		got, err := claudecode.Merge("SessionStart", objective, []byte(emoji), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx := additionalContext(t, got)
-		if n := inject.Len(ctx); n > max {
+		if n := utf16Len(ctx); n > max {
 			t.Errorf("merged length %d UTF-16 units, over %d", n, max)
 		}
 		if !strings.HasPrefix(ctx, objective+"\n\n😀") || !utf8.ValidString(ctx) {
@@ -413,8 +423,8 @@ func TestMergeCap(t *testing.T) {
 	})
 	t.Run("UnknownTextCutBeforeSections", func(t *testing.T) {
 		ours := "loose note " + words("note", 200) + "\n\n" + objective
-		max := inject.Len(objective) + 100
-		got, err := proxy.Merge("SessionStart", ours, nil, max)
+		max := utf16Len(objective) + 100
+		got, err := claudecode.Merge("SessionStart", ours, nil, max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,12 +434,44 @@ func TestMergeCap(t *testing.T) {
 		}
 	})
 	t.Run("TinyCap", func(t *testing.T) {
-		got, err := proxy.Merge("SessionStart", ours, []byte(upstreamText), 10)
+		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), 10, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := inject.Len(additionalContext(t, got)); n > 10 {
+		if n := utf16Len(additionalContext(t, got)); n > 10 {
 			t.Errorf("merged length %d, over 10", n)
+		}
+	})
+}
+
+// TestMergeSections: the caller's headings decide the cut order, and without headings ours is one
+// section.
+func TestMergeSections(t *testing.T) {
+	ours := "# low\n" + strings.Repeat("low ", 60) + "\n\n# high\n" + strings.Repeat("high ", 60)
+	max := utf16Len(ours) - 100
+	t.Run("CallersOrder", func(t *testing.T) {
+		got, err := claudecode.Merge("SessionStart", ours, nil, max, []string{"# high", "# low"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := additionalContext(t, got)
+		if !strings.HasPrefix(ctx, "# low\nlow low") || !strings.Contains(ctx, "\n\n# high\n"+strings.TrimSpace(strings.Repeat("high ", 60))+"\n\n") ||
+			!strings.HasSuffix(ctx, "[heirloom: cut to fit "+itoa(max)+" characters: # low shortened]") {
+			t.Errorf("got %q; want the low section shortened, the high one whole", ctx)
+		}
+	})
+	t.Run("NoHeadings", func(t *testing.T) {
+		got, err := claudecode.Merge("SessionStart", ours, nil, max, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := additionalContext(t, got)
+		if !strings.HasPrefix(ctx, ours[:utf16Len(ours)-200]) ||
+			!strings.HasSuffix(ctx, "high […]\n\n[heirloom: cut to fit "+itoa(max)+" characters: heirloom context shortened]") {
+			t.Errorf("got %q; want ours cut at its end as one section", ctx)
+		}
+		if n := utf16Len(ctx); n > max {
+			t.Errorf("merged length %d, over %d", n, max)
 		}
 	})
 }
@@ -453,9 +495,9 @@ func FuzzMerge(f *testing.F) {
 		if max > 20000 || max < -1 {
 			max %= 20000
 		}
-		got, err := proxy.Merge(event, ours, upstream, max)
+		got, err := claudecode.Merge(event, ours, upstream, max, sections)
 		if err != nil {
-			if !errors.Is(err, proxy.ErrUpstreamReply) {
+			if !errors.Is(err, claudecode.ErrUpstreamReply) {
 				t.Fatalf("error %v is not ErrUpstreamReply", err)
 			}
 			return
@@ -479,13 +521,13 @@ func FuzzMerge(f *testing.F) {
 		}
 		cap := max
 		if cap <= 0 {
-			cap = inject.DefaultMaxChars
+			cap = claudecode.DefaultMaxContextChars
 		}
 		ctx := *r.HookSpecificOutput.AdditionalContext
-		if n := inject.Len(ctx); n > cap {
+		if n := utf16Len(ctx); n > cap {
 			t.Fatalf("additionalContext is %d units, over %d", n, cap)
 		}
-		if o := strings.TrimSpace(ours); cap >= 500 && utf8.ValidString(o) && inject.Len(o) <= cap/2 && !strings.HasPrefix(ctx, o) {
+		if o := strings.TrimSpace(ours); cap >= 500 && utf8.ValidString(o) && utf16Len(o) <= cap/2 && !strings.HasPrefix(ctx, o) {
 			t.Fatalf("additionalContext %q does not start with ours %q", ctx, o)
 		}
 	})

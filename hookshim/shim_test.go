@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxy_test
+package hookshim_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heirloom-dev/heirloom/proxy"
+	"github.com/heirloom-dev/heirloom/hookshim"
 )
 
 // shimOurContext is what the sidecar stand-in adds to every hook call.
@@ -89,8 +89,8 @@ func shimScript(t *testing.T, body string) string {
 }
 
 // wrappedShim returns a Shim asking url and wrapping command, with generous timeouts.
-func wrappedShim(url string, command ...string) *proxy.Shim {
-	return &proxy.Shim{
+func wrappedShim(url string, command ...string) *hookshim.Shim {
+	return &hookshim.Shim{
 		URL:            url,
 		Timeout:        10 * time.Second,
 		Command:        command,
@@ -100,7 +100,7 @@ func wrappedShim(url string, command ...string) *proxy.Shim {
 }
 
 // runWrappedShim runs s on stdin and returns its stdout, stderr and exit code.
-func runWrappedShim(t *testing.T, s *proxy.Shim, stdin string) (string, string, int) {
+func runWrappedShim(t *testing.T, s *hookshim.Shim, stdin string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	s.Stdin, s.Stdout, s.Stderr = strings.NewReader(stdin), &stdout, &stderr

@@ -1,15 +1,17 @@
-package proxy
+package hookshim
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/inject/heading"
 )
 
 // pipeGrace is how long the shim keeps reading a wrapped command's stdout and stderr after the
@@ -19,7 +21,7 @@ const pipeGrace = 200 * time.Millisecond
 
 // upstreamRun is the outcome of one run of the wrapped command.
 type upstreamRun struct {
-	// stdout is what the command printed, at most MaxUpstreamBytes.
+	// stdout is what the command printed, at most claudecode.MaxUpstreamBytes.
 	stdout []byte
 	// code is the command's exit code; meaningful when err is nil.
 	code int
@@ -75,7 +77,8 @@ func (s *Shim) runWrapped(ctx context.Context, harness string) int {
 		s.writeReply(reply)
 		return 0
 	}
-	merged, err := Merge(hookEventName(body), contextOf(reply), up.stdout, s.maxContextChars())
+	event, ourContext := claudecode.HookEventName(body), claudecode.ReplyContext(reply)
+	merged, err := claudecode.Merge(event, ourContext, up.stdout, s.maxContextChars(), heading.Priority())
 	if err != nil {
 		s.warnf("wrapped command %s: %v; replying %s", s.commandName(), err, alone)
 		s.writeReply(reply)
@@ -86,13 +89,13 @@ func (s *Shim) runWrapped(ctx context.Context, harness string) int {
 }
 
 // runCommand runs the wrapped command with stdin as its input, under ctx, and collects its
-// stdout; its stderr is copied to the shim's as it is written. The command runs in a process group of
-// its own, killed whole when ctx ends or stdout grows past MaxUpstreamBytes, and the shim stops
-// reading its pipes pipeGrace after it exits, whoever still holds them.
+// stdout; its stderr is copied to the shim's as it is written. The command runs in a process
+// group of its own, killed whole when ctx ends or stdout grows past claudecode.MaxUpstreamBytes,
+// and the shim stops reading its pipes pipeGrace after it exits, whoever still holds them.
 func (s *Shim) runCommand(ctx context.Context, stdin []byte) upstreamRun {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	out := &cappedBuffer{max: MaxUpstreamBytes, full: kill}
+	out := &cappedBuffer{max: claudecode.MaxUpstreamBytes, full: kill}
 	cmd := exec.CommandContext(ctx, s.Command[0], s.Command[1:]...)
 	cmd.Env = s.Env
 	cmd.Stdin = bytes.NewReader(stdin)
@@ -114,7 +117,7 @@ func (s *Shim) runCommand(ctx context.Context, stdin []byte) upstreamRun {
 	case state.Exited() && state.ExitCode() == 2:
 		return upstreamRun{stdout: stdout, code: 2}
 	case out.Overflowed():
-		return upstreamRun{err: fmt.Errorf("printed over %d bytes on stdout", MaxUpstreamBytes)}
+		return upstreamRun{err: fmt.Errorf("printed over %d bytes on stdout", claudecode.MaxUpstreamBytes)}
 	case state.Exited():
 		return upstreamRun{stdout: stdout, code: state.ExitCode()}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -134,7 +137,7 @@ func (s *Shim) commandName() string {
 // commandTimeout returns the bound of the wrapped command.
 func (s *Shim) commandTimeout() time.Duration {
 	if s.CommandTimeout <= 0 {
-		return 30 * time.Second
+		return DefaultCommandTimeout
 	}
 	return s.CommandTimeout
 }
@@ -142,29 +145,9 @@ func (s *Shim) commandTimeout() time.Duration {
 // maxContextChars returns the cap of a merged additionalContext.
 func (s *Shim) maxContextChars() int {
 	if s.MaxContextChars <= 0 {
-		return 9500
+		return claudecode.DefaultMaxContextChars
 	}
 	return s.MaxContextChars
-}
-
-// hookEventName returns the hook_event_name of a hook call's JSON, or "" when it has none.
-func hookEventName(body []byte) string {
-	var in struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	_ = json.Unmarshal(body, &in)
-	return in.HookEventName
-}
-
-// contextOf returns hookSpecificOutput.additionalContext of a hook reply, or "" when it has none.
-func contextOf(reply []byte) string {
-	var out struct {
-		HookSpecificOutput struct {
-			AdditionalContext string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	_ = json.Unmarshal(reply, &out)
-	return out.HookSpecificOutput.AdditionalContext
 }
 
 // cappedBuffer keeps the first max bytes written to it and discards the rest, calling full once
