@@ -118,8 +118,9 @@ var hookForbidden = []string{
 }
 
 // hookPackages are the project packages the hook binary may link; the rest of its closure is
-// the standard library.
-var hookPackages = []string{"cmd/heirloom-hook", "hookshim", "adapters", "adapters/claudecode", "inject/heading"}
+// the standard library. Claude Code's adapter brings its stdlib-only helpers along.
+var hookPackages = []string{"cmd/heirloom-hook", "hookshim", "adapters", "adapters/claudecode", "inject/heading",
+	"adapters/internal/atomicfile", "adapters/internal/textdiff", "adapters/internal/toolinput"}
 
 // TestHookDeps fails when the hook binary's whole dependency closure reaches beyond the standard
 // library and hookPackages, naming any forbidden package it links.
