@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -36,6 +37,7 @@ type Engine struct {
 	// Now returns the current time. New sets time.Now.
 	Now func() time.Time
 
+	stats       counters
 	locks       keyLocks
 	checkpoints flights // checkpoints written in the background, by session
 	catchups    flights // transcripts read in the background, by session
@@ -44,6 +46,27 @@ type Engine struct {
 	wg          sync.WaitGroup
 	openedAt    time.Time
 	closeOnce   sync.Once
+}
+
+// Stats counts what the engine read of transcripts since it was made. Counters only grow.
+type Stats struct {
+	HookBytes       int64 // transcript bytes read while a harness waited for a hook's reply
+	BackgroundBytes int64 // transcript bytes read in the background (catch-ups of long transcripts)
+	CatchUps        int64 // background catch-ups started
+}
+
+// counters are an Engine's Stats, updated atomically.
+type counters struct {
+	hookBytes, backgroundBytes, catchUps atomic.Int64
+}
+
+// Stats returns a snapshot of the engine's counters. Safe to call at any time.
+func (e *Engine) Stats() Stats {
+	return Stats{
+		HookBytes:       e.stats.hookBytes.Load(),
+		BackgroundBytes: e.stats.backgroundBytes.Load(),
+		CatchUps:        e.stats.catchUps.Load(),
+	}
 }
 
 // New returns an Engine over store for scope with the default configuration.

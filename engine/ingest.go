@@ -52,6 +52,7 @@ func (e *Engine) ingest(ctx context.Context, h adapters.Registration, sess kv.Se
 		got.Behind = e.catchUp(sess.Scope, sess.ID, root, h)
 		return got, nil
 	}
+	e.stats.hookBytes.Add(int64(len(chunk.buf)))
 	a, err := e.appendChunk(ctx, h, sess, chunk)
 	if err != nil {
 		return got, err
@@ -162,6 +163,7 @@ func (e *Engine) catchUp(scope, id, root string, h adapters.Registration) bool {
 	}
 	started := e.goBackground(func(ctx context.Context) {
 		defer done()
+		e.stats.catchUps.Add(1)
 		begin := time.Now()
 		for reads := 1; ctx.Err() == nil; reads++ {
 			more, err := e.catchUpOnce(ctx, h, scope, id, root)
@@ -200,6 +202,7 @@ func (e *Engine) catchUpOnce(ctx context.Context, h adapters.Registration, scope
 			return false, err
 		}
 	}
+	e.stats.backgroundBytes.Add(int64(len(c.buf)))
 	a, err := e.appendChunk(ctx, h, sess, c)
 	if err != nil {
 		return false, err

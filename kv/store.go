@@ -191,10 +191,13 @@ func (s *Store) commit(b *pebble.Batch) error {
 	if err := s.fault("commit"); err != nil {
 		return err
 	}
+	// Counted before the commit, so that anyone who sees the batch's writes also sees it
+	// counted; taken back if the commit fails.
+	s.counts.commits.Add(1)
 	if err := b.Commit(pebble.Sync); err != nil {
+		s.counts.commits.Add(-1)
 		return err
 	}
-	s.counts.commits.Add(1)
 	return nil
 }
 

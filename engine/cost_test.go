@@ -1,0 +1,205 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// These tests count what one reply reads and decodes, so that a reply whose cost starts to grow
+// with what the scope holds (every run it ever recorded, every session, every checkpoint) fails
+// CI instead of waiting for a benchmark to be re-run.
+
+// crowd fills the scope with history that no reply of session root should read: finished runs
+// of other sessions and of root itself, other sessions, and checkpoints of both.
+func crowd(t *testing.T, e *engine.Engine, root string, runs int) {
+	t.Helper()
+	ctx := context.Background()
+	for batch := 0; batch < runs; batch += 1000 {
+		err := e.Store.Update(ctx, func(tx *kv.Tx) error {
+			for i := batch; i < min(batch+1000, runs); i++ {
+				owner := fmt.Sprintf("other-%d", i%50)
+				if i%10 == 0 {
+					owner = root // the session's own history of finished sub-agents
+				}
+				if i < 50 {
+					if _, err := tx.UpdateSession("default", owner, func(s *kv.Session, exists bool) error {
+						if !exists {
+							s.Harness, s.Status = "claude-code", kv.StatusEnded
+						}
+						return nil
+					}); err != nil {
+						return err
+					}
+				}
+				_, err := tx.UpdateRun("default", fmt.Sprintf("old-%d", i), func(r *kv.Run, _ bool) error {
+					r.Harness, r.RootID, r.ParentID = "claude-code", owner, owner
+					r.ChildID, r.Type, r.Status = fmt.Sprintf("%s:old-%d", owner, i), "general-purpose", kv.RunCompleted
+					r.Prompt, r.Result = "an old task", "an old result"
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 200 {
+		if _, err := e.Store.PutCheckpoint(ctx, kv.Checkpoint{Scope: "default", SessionID: fmt.Sprintf("other-%d", i%50), Trigger: kv.TriggerPeriodic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// noPeriodic turns periodic checkpoints off, so no background writer runs while a test counts.
+func noPeriodic(e *engine.Engine) {
+	e.Config.Checkpoints.EveryPrompts, e.Config.Checkpoints.Every = 1<<30, 1000*time.Hour
+}
+
+// waitCheckpointed waits until session id's latest checkpoint has trigger and is recorded on
+// the session: the background writer is done.
+func waitCheckpointed(t *testing.T, e *engine.Engine, id, trigger string) {
+	t.Helper()
+	waitFor(t, "a "+trigger+" checkpoint of "+id+", recorded on the session", func() bool {
+		c, err := e.Store.LatestCheckpoint(context.Background(), "default", id)
+		if err != nil || c.Trigger != trigger {
+			return false
+		}
+		sess, err := e.Store.GetSession(context.Background(), "default", id)
+		return err == nil && sess.LastCheckpointAt.Equal(c.CreatedAt)
+	})
+}
+
+// subagentStartCost spawns one sub-agent of a parent with a real transcript and returns what
+// its SubagentStart read: the counters around the reply alone, with the spawn's background
+// checkpoint written before.
+func subagentStartCost(t *testing.T, runsInScope int) (kv.Stats, string) {
+	tr := newTree(t, "P")
+	e := openEngine(t, tr, noPeriodic) // only the spawn's checkpoint runs in the background
+	for i := range 60 {
+		appendLines(t, tr.transcript, exchange("P", i, fmt.Sprintf("step %d: keep the parser API stable", i), strings.Repeat("reply words ", 20))...)
+		mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "x"}))
+	}
+	crowd(t, e, "P", runsInScope)
+	appendLines(t, tr.transcript, toolUseLine("P-spawn", "toolu_1", "Delegating."))
+	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
+	waitCheckpointed(t, e, "P", kv.TriggerSpawn)
+	before := e.Store.Stats()
+	block := mustHook(t, e, startEv(tr, "P", "a1", "general-purpose"))
+	return e.Store.Stats().Sub(before), block
+}
+
+// TestSubagentStart_Cost: a SubagentStart reads its parent once (one session record, one window
+// of turns, one checkpoint), decodes only the run it pairs, commits twice (the top-level
+// session's activity, the pairing), and reads exactly as much with 10,000 finished runs, 50
+// other sessions and 200 checkpoints in the scope as with none.
+func TestSubagentStart_Cost(t *testing.T) {
+	empty, block := subagentStartCost(t, 0)
+	crowded, crowdedBlock := subagentStartCost(t, 10000)
+	if !strings.Contains(block, "## Inherited from Parent Session") || !strings.Contains(block, "step 59") {
+		t.Fatalf("block without the parent's latest work:\n%s", block)
+	}
+	if !strings.Contains(crowdedBlock, "step 59") || !strings.Contains(crowdedBlock, "Sub-agents finished") {
+		t.Errorf("crowded: block without the parent's latest work or its finished sub-agents:\n%s", crowdedBlock)
+	}
+	// Sessions: the top-level session as touchSession updates it, and the parent's one view.
+	// Runs: the pending spawn, and the same run as the pairing updates it.
+	want := kv.Stats{Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 2}
+	got := empty
+	got.Gets, got.Iterators, got.Turns = 0, 0, 0
+	if got != want {
+		t.Errorf("decodes and commits per SubagentStart: got %+v, want %+v", got, want)
+	}
+	if empty.Turns == 0 || empty.Turns > 200 {
+		t.Errorf("turns decoded: got %d, want the tail window (1..200)", empty.Turns)
+	}
+	if crowded != empty {
+		t.Errorf("cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
+	}
+}
+
+// injectCost asks the inherited block of a streamed child and returns what the call read.
+func injectCost(t *testing.T, runsInScope int) (kv.Stats, string) {
+	e := openEngine(t, newTree(t, "unused"), noPeriodic)
+	ctx := t.Context()
+	parent := adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: "ses_parent", Cwd: "/work/app", Title: "parser refactor"}
+	child := adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: "ses_child", ParentSessionID: "ses_parent", Cwd: "/work/app"}
+	turns := adapters.Event{Harness: "opencode", Kind: adapters.KindTurns, SessionID: "ses_parent"}
+	for i := range 200 {
+		role := []string{"user", "assistant", "tool"}[i%3]
+		turns.Turns = append(turns.Turns, adapters.Turn{ID: fmt.Sprintf("prt_%03d", i), Role: role, Tool: map[bool]string{true: "read"}[role == "tool"],
+			Text: strings.Repeat(fmt.Sprintf("turn %d must keep the API stable while reading parse.go; ", i), 8)})
+	}
+	for _, ev := range []adapters.Event{parent, child, turns} {
+		if err := e.Consume(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crowd(t, e, "ses_parent", runsInScope)
+	if _, err := e.Checkpoint(ctx, "default", "ses_parent", kv.TriggerAgent, engine.Statements{}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Store.Stats()
+	text, err := e.Inject(ctx, engine.InjectRequest{Harness: "opencode", Session: "ses_child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Store.Stats().Sub(before), text
+}
+
+// TestInject_Cost: a plugin's inject for a sub-agent reads the child and its parent's one view,
+// writes nothing, and costs the same whatever else the scope holds.
+func TestInject_Cost(t *testing.T) {
+	empty, text := injectCost(t, 0)
+	crowded, _ := injectCost(t, 10000)
+	if !strings.Contains(text, "## Inherited from Parent Session") || !strings.Contains(text, "turn 199") {
+		t.Fatalf("inject without the parent's latest turns:\n%s", text)
+	}
+	want := kv.Stats{Sessions: 2, Checkpoints: 1}
+	got := empty
+	got.Gets, got.Iterators, got.Turns = 0, 0, 0
+	if got != want {
+		t.Errorf("decodes and commits per inject: got %+v, want %+v", got, want)
+	}
+	if empty.Turns == 0 || empty.Turns > 200 {
+		t.Errorf("turns decoded: got %d, want the tail window (1..200)", empty.Turns)
+	}
+	if crowded != empty {
+		t.Errorf("cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
+	}
+}
+
+// TestCheckpoint_Cost: a periodic checkpoint reads the session's own runs through the parent
+// index, not every run of the scope.
+func TestCheckpoint_Cost(t *testing.T) {
+	cost := func(runsInScope int) kv.Stats {
+		tr := newTree(t, "P")
+		e := openEngine(t, tr, noPeriodic)
+		appendLines(t, tr.transcript, exchange("P", 0, "the first prompt", "ok")...)
+		mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
+		crowd(t, e, "P", runsInScope)
+		before := e.Store.Stats()
+		if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
+			t.Fatal(err)
+		}
+		return e.Store.Stats().Sub(before)
+	}
+	empty, crowded := cost(0), cost(10000)
+	// The crowd gives P 1,000 finished runs of its own: those are its digest's to read.
+	if crowded.Runs != 1000 || empty.Runs != 0 {
+		t.Errorf("runs decoded per checkpoint: got %d empty, %d crowded; want 0 and the session's own 1000", empty.Runs, crowded.Runs)
+	}
+	if crowded.Sessions != empty.Sessions || crowded.Turns != empty.Turns || crowded.Checkpoints != empty.Checkpoints {
+		t.Errorf("checkpoint cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
+	}
+}
