@@ -1,14 +1,6 @@
 package openclaw
 
-import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"net/url"
-	"os"
-	"path/filepath"
-	"slices"
-)
+import "github.com/heirloom-dev/heirloom/e2e/internal/proc"
 
 // The provider and model every Gateway is configured with.
 const (
@@ -113,7 +105,7 @@ func merge(dst, src map[string]any) map[string]any {
 //	HTTPS_PROXY, HTTP_PROXY (and lower case)=proxyURL, NO_PROXY=loopback
 //	                                for child processes
 func Env(home, tmp, stateDir, configPath, proxyURL, node string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"HOME":                         home,
 		"TMPDIR":                       tmp,
 		"PATH":                         nodePath(node),
@@ -128,46 +120,7 @@ func Env(home, tmp, stateDir, configPath, proxyURL, node string) map[string]stri
 		"OPENCLAW_EXEC_SHELL_SNAPSHOT": "0",
 		"OPENCLAW_OFFLINE":             "1",
 		"OPENCLAW_PROXY_URL":           proxyURL,
-		"HTTPS_PROXY":                  proxyURL,
-		"HTTP_PROXY":                   proxyURL,
-		"https_proxy":                  proxyURL,
-		"http_proxy":                   proxyURL,
-		"NO_PROXY":                     "127.0.0.1,localhost,::1",
-		"no_proxy":                     "127.0.0.1,localhost,::1",
 	}
-}
-
-// proxyFor returns the root URL ("http://host:port") of providerURL, where
-// stray requests are sent as to a proxy.
-func proxyFor(providerURL string) (string, error) {
-	u, err := url.Parse(providerURL)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("provider URL %q: want http://HOST:PORT/v1", providerURL)
-	}
-	return u.Scheme + "://" + u.Host, nil
-}
-
-// writeJSON writes v to path, indented, creating the directory. The file is
-// private: the config holds the Gateway token.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("marshal %s: %w", filepath.Base(path), err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create dir of %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// environ turns env into KEY=VALUE pairs in a stable order.
-func environ(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
+	proc.SetProxy(env, proxyURL)
+	return env
 }

@@ -1,12 +1,9 @@
 package opencode
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
 
 // DefaultStartTimeout bounds Serve's wait for a ready server when
@@ -69,9 +68,7 @@ type Server struct {
 
 	url    string
 	client *http.Client
-	cmd    *exec.Cmd
-	out    *tail
-	exited chan struct{} // closed once the process has been waited for and its output read
+	proc   *proc.Process // the last start's
 	once   sync.Once
 }
 
@@ -94,7 +91,7 @@ var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 	tb.Helper()
 	bin := Bin(tb)
-	proxy, err := proxyFor(opts.ProviderURL)
+	proxy, err := proc.ProxyFor(opts.ProviderURL)
 	if err != nil {
 		tb.Fatalf("opencode.Serve: %v", err)
 	}
@@ -106,13 +103,7 @@ func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 		s.Home = tb.TempDir()
 	}
 	env := Env(s.Home, tb.TempDir(), proxy)
-	for k, v := range opts.Env {
-		if v == "" {
-			delete(env, k)
-		} else {
-			env[k] = v
-		}
-	}
+	proc.Override(env, opts.Env)
 	if err := prepare(s.Dir, globalConfigDir(env), opts); err != nil {
 		tb.Fatal(err)
 	}
@@ -124,34 +115,26 @@ func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 
 	start := time.Now()
 	deadline := start.Add(timeout)
-	for attempt := 1; ; attempt++ {
-		err := s.start(ctx, bin, env, opts.Port, deadline)
-		if err == nil {
-			break
-		}
-		var lost *portLostError
-		if errors.As(err, &lost) && opts.Port == 0 && attempt < 3 {
-			tb.Logf("opencode serve: %v; retrying on another port", err)
-			continue
-		}
-		if errors.As(err, &lost) && opts.Port != 0 && attempt < fixedPortAttempts && time.Now().Before(deadline) {
-			tb.Logf("opencode serve: %v; retrying on the same port", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(fixedPortRetry):
-			}
-			continue
-		}
-		s.stop()
-		tb.Fatalf("opencode serve in %s: %v\noutput:\n%s", s.Dir, err, s.out.String())
+	err = proc.StartOnPort(tb, ctx, "opencode serve", opts.Port, deadline, func(port int) error {
+		return s.start(ctx, bin, env, port, deadline)
+	})
+	if err != nil {
+		s.proc.Kill()
+		tb.Fatalf("opencode serve in %s: %v\noutput:\n%s", s.Dir, err, s.proc.Logs())
 	}
 	tb.Cleanup(func() {
 		s.Close()
 		if tb.Failed() {
-			tb.Logf("opencode serve output (%s):\n%s", s.url, s.out.String())
+			tb.Logf("opencode serve output (%s):\n%s", s.url, s.proc.Logs())
 		}
 	})
-	if err := s.waitReady(ctx, deadline); err != nil {
+	// GET /session makes the server bootstrap the project instance.
+	ready := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, min(20*time.Second, time.Until(deadline)))
+		defer cancel()
+		return s.Do(ctx, http.MethodGet, "/session", nil, nil)
+	}
+	if err := s.proc.WaitReady(ctx, deadline, ready); err != nil {
 		tb.Fatalf("opencode serve at %s: %v", s.url, err)
 	}
 	s.Started = time.Since(start)
@@ -162,7 +145,7 @@ func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 // prepare writes opencode.json, copies the plugins and seeds the config
 // dirs that OpenCode would otherwise npm install into.
 func prepare(dir, globalConfig string, opts Options) error {
-	if err := writeJSON(filepath.Join(dir, "opencode.json"), Config(opts.ProviderURL, opts.Config)); err != nil {
+	if err := proc.WriteJSON(filepath.Join(dir, "opencode.json"), Config(opts.ProviderURL, opts.Config), 0o644); err != nil {
 		return err
 	}
 	if err := copyPlugins(dir, opts.Plugins); err != nil {
@@ -186,62 +169,25 @@ func globalConfigDir(env map[string]string) string {
 	return filepath.Join(env["HOME"], ".config", "opencode")
 }
 
-// portLostError reports a start that failed because the port was taken.
-type portLostError struct{ port int }
-
-func (e *portLostError) Error() string { return fmt.Sprintf("port %d already in use", e.port) }
-
-// How often, and how far apart, a start on a fixed port (Options.Port) is
-// tried while the port is taken.
-const (
-	fixedPortAttempts = 10
-	fixedPortRetry    = 500 * time.Millisecond
-)
-
-// start runs the process on port, or on a free one when port is zero, and
-// waits for its "listening" line. On failure the process has exited or been
-// killed.
+// start runs the process on port and waits for its "listening" line. On
+// failure the process has exited or been killed.
 func (s *Server) start(ctx context.Context, bin string, env map[string]string, port int, deadline time.Time) error {
-	if port == 0 {
-		var err error
-		if port, err = freePort(); err != nil {
-			return err
-		}
-	}
-	// Locals, not fields, in the goroutines: a retry replaces the fields
-	// while the last attempt's goroutines may still be finishing.
-	out, exited := newTail(1<<20), make(chan struct{})
 	cmd := exec.CommandContext(ctx, bin, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port), "--print-logs")
 	cmd.Dir = s.Dir
-	cmd.Env = environ(env)
-	startGroup(cmd)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	s.cmd, s.out, s.exited = cmd, out, exited
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		pw.Close() // ends the reader below, which then closes exited
-	}()
+	cmd.Env = proc.Environ(env)
 	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			out.WriteLine(line)
-			if m := listening.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
+	p, err := proc.Start(cmd, func(line string) {
+		if m := listening.FindStringSubmatch(line); m != nil {
+			select {
+			case found <- m[1]:
+			default:
 			}
 		}
-		_, _ = io.Copy(io.Discard, pr) // an over-long line: keep draining
-		close(exited)
-	}()
+	})
+	if err != nil {
+		return err
+	}
+	s.proc = p
 
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -249,43 +195,18 @@ func (s *Server) start(ctx context.Context, bin string, env map[string]string, p
 	case u := <-found:
 		s.url = u
 		return nil
-	case <-exited:
+	case <-p.Exited():
 		// A taken port makes 1.18.33 exit 1 printing only "ServeError".
-		if text := out.String(); strings.Contains(text, "ServeError") || strings.Contains(text, "EADDRINUSE") {
-			return &portLostError{port: port}
+		if text := p.Logs(); strings.Contains(text, "ServeError") || strings.Contains(text, "EADDRINUSE") {
+			return &proc.PortTakenError{Port: port}
 		}
-		return fmt.Errorf("exited before listening (%v)", cmd.ProcessState)
+		return fmt.Errorf("exited before listening (%v)", p.State())
 	case <-timer.C:
-		s.stop()
+		p.Kill()
 		return errors.New("no \"listening on\" line before the start timeout")
 	case <-ctx.Done():
-		s.stop()
+		p.Kill()
 		return context.Cause(ctx)
-	}
-}
-
-// waitReady polls GET /session, which makes the server bootstrap the
-// project instance, until it answers 200 or deadline passes.
-func (s *Server) waitReady(ctx context.Context, deadline time.Time) error {
-	var last error
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		rctx, cancel := context.WithTimeout(ctx, min(20*time.Second, time.Until(deadline)))
-		err := s.Do(rctx, http.MethodGet, "/session", nil, nil)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-s.exited:
-			return fmt.Errorf("exited while starting (%v); last error: %v", s.cmd.ProcessState, last)
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(wait):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready before the start timeout: %w", last)
-		}
 	}
 }
 
@@ -308,81 +229,16 @@ func (s *Server) Port() int {
 
 // Logs returns the last MiB of the server's output (--print-logs: its log
 // lines go to stderr).
-func (s *Server) Logs() string { return s.out.String() }
+func (s *Server) Logs() string { return s.proc.Logs() }
 
 // Close stops the server: SIGTERM to its process group, then SIGKILL if it
 // has not exited within five seconds. Safe to call twice.
 func (s *Server) Close() {
-	s.once.Do(func() {
-		if s.cmd == nil || s.cmd.Process == nil {
-			return
-		}
-		terminateGroup(s.cmd)
-		select {
-		case <-s.exited:
-		case <-time.After(5 * time.Second):
-		}
-		s.stop()
-	})
+	s.once.Do(func() { s.proc.Stop(5 * time.Second) })
 }
 
 // Kill kills the server's process group at once, as a crash would, and
 // waits for it to exit. Close after Kill does nothing.
 func (s *Server) Kill() {
-	s.once.Do(s.stop)
-}
-
-// stop kills the process group and waits for the process.
-func (s *Server) stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	killGroup(s.cmd)
-	<-s.exited
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail keeps the last max bytes of the lines written to it. Safe for
-// concurrent use.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-	size  int
-	max   int
-}
-
-func newTail(max int) *tail { return &tail{max: max} }
-
-// WriteLine appends one line, dropping the oldest past the limit.
-func (t *tail) WriteLine(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	t.size += len(line) + 1
-	for t.size > t.max && len(t.lines) > 1 {
-		t.size -= len(t.lines[0]) + 1
-		t.lines = t.lines[1:]
-	}
-}
-
-// String returns the kept lines, newline-terminated.
-func (t *tail) String() string {
-	if t == nil {
-		return ""
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return ""
-	}
-	return strings.Join(t.lines, "\n") + "\n"
+	s.once.Do(s.proc.Kill)
 }
