@@ -18,6 +18,23 @@ const VersionTimeout = time.Minute
 
 var versions sync.Map // command line -> version, asked once per test binary
 
+// Bin returns the path of the executable that Find finds for envVar and
+// name, once `<path> --version` has answered (Version, with env). When the
+// executable is missing, or its version check fails (such as npm's
+// placeholder for a binary whose postinstall did not run), it ends tb
+// through Missing: a skip, or a failure when RequireEnv is set.
+func Bin(tb testing.TB, envVar, name string, env func(dir string) []string) string {
+	tb.Helper()
+	path, err := Find(envVar, name)
+	if err == nil {
+		_, err = Version(tb, []string{path, "--version"}, env)
+	}
+	if err != nil {
+		Missing(tb, name, err)
+	}
+	return path
+}
+
 // Version runs the command line args (an executable, then its flags, such as
 // "--version") and returns its output, trimmed. It runs it once per test
 // binary: later calls with the same args return the first answer, and only

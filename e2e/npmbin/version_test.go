@@ -57,3 +57,34 @@ func TestVersion(t *testing.T) {
 		}
 	})
 }
+
+func TestBin(t *testing.T) {
+	t.Setenv(npmbin.RequireEnv, "")
+	t.Run("OK", func(t *testing.T) {
+		bin := script(t, "echo 9.9.9\n")
+		t.Setenv("HEIRLOOM_TEST_BIN", bin)
+		if got := npmbin.Bin(t, "HEIRLOOM_TEST_BIN", "tool", nil); got != bin {
+			t.Errorf("got %q, want %q", got, bin)
+		}
+	})
+	for name, body := range map[string]string{
+		"Absent":   "",
+		"Unusable": "echo 'postinstall script was not run' >&2\nexit 1\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "missing")
+			if body != "" {
+				bin = script(t, body)
+			}
+			t.Setenv("HEIRLOOM_TEST_BIN", bin)
+			var skipped bool
+			t.Run("Skips", func(t *testing.T) {
+				defer func() { skipped = t.Skipped() }()
+				npmbin.Bin(t, "HEIRLOOM_TEST_BIN", "tool", nil)
+			})
+			if !skipped {
+				t.Error("Bin did not skip")
+			}
+		})
+	}
+}

@@ -36,15 +36,8 @@ const (
 // a path.
 func Bin(tb testing.TB) string {
 	tb.Helper()
-	path, err := npmbin.Find(BinEnv, "opencode")
-	if err == nil {
-		// Any opencode run creates its config, cache and data dirs in HOME.
-		_, err = npmbin.Version(tb, []string{path, "--version"}, func(home string) []string {
-			return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home}
-		})
-	}
-	if err != nil {
-		npmbin.Missing(tb, "opencode", err)
-	}
-	return path
+	// Any opencode run creates its config, cache and data dirs in HOME.
+	return npmbin.Bin(tb, BinEnv, "opencode", func(home string) []string {
+		return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home}
+	})
 }
