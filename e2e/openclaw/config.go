@@ -1,6 +1,53 @@
 package openclaw
 
-import "github.com/heirloom-dev/heirloom/e2e/internal/proc"
+import (
+	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
+)
+
+// DefaultStartTimeout bounds Start's wait for a ready Gateway when
+// Options.StartTimeout is zero. A first start loads about 600 MB of
+// JavaScript and its bundled plugins: 8–15 s on a loaded two-core machine.
+const DefaultStartTimeout = 2 * time.Minute
+
+// Options configures one Gateway.
+type Options struct {
+	// ProviderURL is the chat-completions stand-in's base URL,
+	// "http://127.0.0.1:PORT/v1" (chatapi.Server.BaseURL). Required. Its
+	// root is also set as the HTTP(S) proxy for every non-loopback host, so
+	// any stray outbound request reaches the stand-in as a CONNECT (see
+	// chatapi.Server.Calls) instead of the network.
+	ProviderURL string
+	// Token is the shared Gateway token; "" makes a random one.
+	Token string
+	// Home is the private HOME, holding the state directory (.openclaw) and
+	// the agent workspace; "" makes a new temp dir. Reuse a Gateway's Home to
+	// restart it on the same sessions: an existing config file is kept as it
+	// is (with what an installer added to it), not rewritten, and its token
+	// is used unless Token is set.
+	Home string
+	// Config holds extra config keys, merged into Config at every depth.
+	Config map[string]any
+	// PluginPaths are plugin directories or files the Gateway loads
+	// (plugins.load.paths), in addition to what is installed in the state
+	// directory's extensions/.
+	PluginPaths []string
+	// Plugins is plugins.entries: per-plugin settings by plugin id, such as
+	// {"heirloom": {"enabled": true, "config": {...}}}.
+	Plugins map[string]any
+	// Env adds to or overrides the environment built by Env; a key mapped to
+	// "" is removed.
+	Env map[string]string
+	// StartTimeout bounds the wait until the Gateway is ready; zero means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Port, when not zero, is the loopback port to listen on instead of a
+	// free one picked at the start. A port that is taken is tried again for
+	// a few seconds (a killed Gateway's may take a moment to free), never
+	// swapped for another.
+	Port int
+}
 
 // The provider and model every Gateway is configured with.
 const (

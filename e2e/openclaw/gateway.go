@@ -1,6 +1,7 @@
 package openclaw
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,58 +11,15 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
-
-// DefaultStartTimeout bounds Start's wait for a ready Gateway when
-// Options.StartTimeout is zero. A first start loads about 600 MB of
-// JavaScript and its bundled plugins: 8–15 s on a loaded two-core machine.
-const DefaultStartTimeout = 2 * time.Minute
-
-// Options configures one Gateway.
-type Options struct {
-	// ProviderURL is the chat-completions stand-in's base URL,
-	// "http://127.0.0.1:PORT/v1" (chatapi.Server.BaseURL). Required. Its
-	// root is also set as the HTTP(S) proxy for every non-loopback host, so
-	// any stray outbound request reaches the stand-in as a CONNECT (see
-	// chatapi.Server.Calls) instead of the network.
-	ProviderURL string
-	// Token is the shared Gateway token; "" makes a random one.
-	Token string
-	// Home is the private HOME, holding the state directory (.openclaw) and
-	// the agent workspace; "" makes a new temp dir. Reuse a Gateway's Home to
-	// restart it on the same sessions: an existing config file is kept as it
-	// is (with what an installer added to it), not rewritten, and its token
-	// is used unless Token is set.
-	Home string
-	// Config holds extra config keys, merged into Config at every depth.
-	Config map[string]any
-	// PluginPaths are plugin directories or files the Gateway loads
-	// (plugins.load.paths), in addition to what is installed in the state
-	// directory's extensions/.
-	PluginPaths []string
-	// Plugins is plugins.entries: per-plugin settings by plugin id, such as
-	// {"heirloom": {"enabled": true, "config": {...}}}.
-	Plugins map[string]any
-	// Env adds to or overrides the environment built by Env; a key mapped to
-	// "" is removed.
-	Env map[string]string
-	// StartTimeout bounds the wait until the Gateway is ready; zero means
-	// DefaultStartTimeout.
-	StartTimeout time.Duration
-	// Port, when not zero, is the loopback port to listen on instead of a
-	// free one picked at the start. A port that is taken is tried again for
-	// a few seconds (a killed Gateway's may take a moment to free), never
-	// swapped for another.
-	Port int
-}
 
 // Gateway is one OpenClaw Gateway with its private state. New prepares it
 // (directories and config), Start runs `openclaw gateway run`; it is killed
@@ -82,9 +40,7 @@ type Gateway struct {
 	identity *Identity
 	opts     Options
 
-	mu   sync.Mutex
-	port int
-	proc *proc.Process // the last start's
+	srv proc.Server
 }
 
 // New prepares a Gateway without starting it: it finds the binaries (Bin:
@@ -203,51 +159,24 @@ func (g *Gateway) CLI(ctx context.Context, args ...string) ([]byte, error) {
 // same state.
 func (g *Gateway) Start(tb testing.TB, ctx context.Context) {
 	tb.Helper()
-	timeout := g.opts.StartTimeout
-	if timeout == 0 {
-		timeout = DefaultStartTimeout
-	}
-	start := time.Now()
-	deadline := start.Add(timeout)
-	err := proc.StartOnPort(tb, ctx, "openclaw gateway", g.opts.Port, deadline, func(port int) error {
-		return g.start(ctx, port, deadline)
-	})
-	if err != nil {
-		tb.Fatalf("openclaw gateway run in %s: %v\noutput:\n%s", g.Home, err, g.Logs())
-	}
-	tb.Cleanup(func() {
-		g.Close()
-		if tb.Failed() {
-			tb.Logf("openclaw gateway output (port %d):\n%s", g.Port(), g.Logs())
-		}
-	})
-	g.Started = time.Since(start)
-	tb.Logf("openclaw gateway on %s ready in %v", g.URL(), g.Started.Round(time.Millisecond))
-}
-
-// start runs the process on port and waits for readiness. On failure the
-// process has exited or been killed.
-func (g *Gateway) start(ctx context.Context, port int, deadline time.Time) error {
-	cmd := g.bin.Command(ctx, "gateway", "run", "--port", strconv.Itoa(port))
-	cmd.Dir = g.Workspace
-	cmd.Env = g.Environ()
-	p, err := proc.Start(cmd, nil)
-	if err != nil {
-		return err
-	}
-	g.mu.Lock()
-	g.port, g.proc = port, p
-	g.mu.Unlock()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
-	if err := p.WaitReady(ctx, deadline, func(ctx context.Context) error { return g.ready(ctx, client) }); err != nil {
-		p.Kill()
-		if text := p.Logs(); strings.Contains(text, "EADDRINUSE") || strings.Contains(text, "already in use") {
-			return &proc.PortTakenError{Port: port}
-		}
-		return err
-	}
-	return nil
+	g.Started = g.srv.Start(tb, ctx, proc.Launch{
+		Name:    "openclaw gateway run in " + g.Home,
+		Port:    g.opts.Port,
+		Timeout: cmp.Or(g.opts.StartTimeout, DefaultStartTimeout),
+		Grace:   10 * time.Second,
+		Command: func(port int) *exec.Cmd {
+			cmd := g.bin.Command(ctx, "gateway", "run", "--port", strconv.Itoa(port))
+			cmd.Dir = g.Workspace
+			cmd.Env = g.Environ()
+			return cmd
+		},
+		Ready: func(ctx context.Context) error { return g.ready(ctx, client) },
+		PortTaken: func(logs string) bool {
+			return strings.Contains(logs, "EADDRINUSE") || strings.Contains(logs, "already in use")
+		},
+	})
 }
 
 // ready asks GET /readyz, which answers 200 once startup is done and the
@@ -270,28 +199,17 @@ func (g *Gateway) ready(ctx context.Context, client *http.Client) error {
 }
 
 // Port returns the port the Gateway listens on (or last listened on).
-func (g *Gateway) Port() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.port
-}
+func (g *Gateway) Port() int { return g.srv.Port() }
 
 // URL returns the Gateway's HTTP root, "http://127.0.0.1:PORT".
-func (g *Gateway) URL() string { return "http://127.0.0.1:" + strconv.Itoa(g.Port()) }
+func (g *Gateway) URL() string { return g.srv.URL() }
 
 // WSURL returns the Gateway's WebSocket URL, "ws://127.0.0.1:PORT".
 func (g *Gateway) WSURL() string { return "ws://127.0.0.1:" + strconv.Itoa(g.Port()) }
 
 // Logs returns the last MiB of the Gateway's output (stdout and stderr; its
 // structured log is LogFile).
-func (g *Gateway) Logs() string { return g.process().Logs() }
-
-// process returns the last start's process; nil before Start.
-func (g *Gateway) process() *proc.Process {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.proc
-}
+func (g *Gateway) Logs() string { return g.srv.Logs() }
 
 // LogFile returns the path of OpenClaw's own JSON-lines log
 // (logging.file), $HOME/logs/openclaw.log.
@@ -335,11 +253,11 @@ func (g *Gateway) Dial(ctx context.Context) (*Client, error) {
 
 // Close stops the Gateway: SIGTERM to its process group, then SIGKILL if it
 // has not exited within ten seconds. Safe to call twice, and before Start.
-func (g *Gateway) Close() { g.process().Stop(10 * time.Second) }
+func (g *Gateway) Close() { g.srv.Close() }
 
 // Kill kills the Gateway's process group at once, as a crash would, and
 // waits for it to exit.
-func (g *Gateway) Kill() { g.process().Kill() }
+func (g *Gateway) Kill() { g.srv.Kill() }
 
 // randomHex returns n random bytes in hex.
 func randomHex(n int) string {

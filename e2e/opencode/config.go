@@ -7,9 +7,49 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
+
+// DefaultStartTimeout bounds Serve's wait for a ready server when
+// Options.StartTimeout is zero. A first start reads a 185 MB binary and
+// builds its database; on a loaded machine that takes several seconds.
+const DefaultStartTimeout = 2 * time.Minute
+
+// Options configures one `opencode serve`.
+type Options struct {
+	// ProviderURL is the chat-completions stand-in's base URL,
+	// "http://127.0.0.1:PORT/v1" (chatapi.Server.BaseURL). Required. Its
+	// root is also set as the HTTP(S) proxy for every non-loopback host, so
+	// any stray outbound request reaches the stand-in as a CONNECT (see
+	// chatapi.Server.Calls) instead of the network.
+	ProviderURL string
+	// Dir is the project directory the server runs in, a git repository;
+	// "" makes one with NewProject. opencode.json there is overwritten.
+	Dir string
+	// Home is the private HOME; "" makes a new temp dir. Reuse a Server's
+	// Home and Dir to restart it on the same sessions.
+	Home string
+	// Plugins are files copied into Dir/.opencode/plugin/ before the start
+	// (OpenCode loads plugins only when it starts).
+	Plugins []string
+	// Config holds extra top-level opencode.json keys (see Config).
+	Config map[string]any
+	// Env adds to or overrides the environment built by Env; a key mapped to
+	// "" is removed.
+	Env map[string]string
+	// StartTimeout bounds the wait until the server answers; zero means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Port, when not zero, is the loopback port to listen on instead of a
+	// free one picked at the start. With a Server's Port, Dir and Home a
+	// restarted server keeps its URL and its sessions, so a client that
+	// was following it can reconnect. A port that is taken is tried again
+	// for a few seconds (a killed server's may take a moment to free),
+	// never swapped for another.
+	Port int
+}
 
 // The provider and model every served project is configured with.
 const (

@@ -5,13 +5,13 @@
 //     cancelling it, or TerminateGroup and KillGroup, reaches everything it
 //     started: hooks, tool shells, helper processes. Without process groups
 //     (not unix) only the process itself is killed.
-//   - A long-running server (Start) has its stdout and stderr read line by
-//     line into a Tail, the last MiB kept for failure messages; Stop and Kill
-//     end it, WaitReady polls it until it answers.
+//   - A long-running harness server is a Server: Start runs it as a Launch
+//     says (the command, a free or fixed port, the readiness check, how a
+//     taken port shows), retries a start that lost its port, keeps the last
+//     MiB of its output for failure messages (Logs), and stops it when the
+//     test ends; Close and Kill stop it earlier.
 //   - Its environment is built as a map and handed over as sorted
 //     KEY=VALUE pairs (Environ), with a test's overrides applied (Override)
-//     and every stray HTTP(S) request sent to a loopback stand-in (SetProxy).
-//   - FreePort picks a loopback port for a server that cannot pick its own;
-//     a start that loses it reports a *PortTakenError. WriteJSON writes a
-//     harness's config files.
+//     and every stray HTTP(S) request sent to a loopback stand-in (SetProxy,
+//     ProxyFor). WriteJSON writes a harness's config files.
 package proc

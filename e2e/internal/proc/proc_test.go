@@ -3,33 +3,19 @@ package proc_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
-
-func TestTail(t *testing.T) {
-	tl := proc.NewTail(10)
-	for _, l := range []string{"aaaa", "bbbb", "cccc"} {
-		tl.WriteLine(l)
-	}
-	if got := tl.String(); got != "bbbb\ncccc\n" {
-		t.Errorf("got %q", got)
-	}
-	if (*proc.Tail)(nil).String() != "" {
-		t.Error("nil tail")
-	}
-	tl = proc.NewTail(2)
-	tl.WriteLine("longer than the limit")
-	if got := tl.String(); got != "longer than the limit\n" {
-		t.Errorf("newest line dropped: got %q", got)
-	}
-}
 
 func TestEnviron(t *testing.T) {
 	env := map[string]string{"B": "2", "A": "1", "GONE": "x"}
@@ -57,101 +43,112 @@ func TestProxyFor(t *testing.T) {
 	}
 }
 
-func TestStartOnPort(t *testing.T) {
-	deadline := time.Now().Add(time.Minute)
-	t.Run("FreePort", func(t *testing.T) {
-		var ports []int
-		err := proc.StartOnPort(t, t.Context(), "test", 0, deadline, func(port int) error {
-			ports = append(ports, port)
-			return &proc.PortTakenError{Port: port}
-		})
-		var taken *proc.PortTakenError
-		if !errors.As(err, &taken) || len(ports) != 3 || slices.Contains(ports, 0) {
-			t.Errorf("got %v after ports %v, want a PortTakenError after 3 free ports", err, ports)
-		}
-	})
-	t.Run("FixedPort", func(t *testing.T) {
-		var ports []int
-		err := proc.StartOnPort(t, t.Context(), "test", 4242, deadline, func(port int) error {
-			ports = append(ports, port)
-			if len(ports) < 2 {
-				return &proc.PortTakenError{Port: port}
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new", "dir", "c.json")
+	if err := proc.WriteJSON(path, map[string]int{"a": 1}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "{\n  \"a\": 1\n}\n" {
+		t.Errorf("got %q (%v)", b, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v (%v), want 0600", fi.Mode(), err)
+	}
+}
+
+// httpLaunch is a Launch of a one-line shell "server" that prints
+// "listening" and then waits; Ready asks whether it printed that.
+func httpLaunch(t *testing.T, s *proc.Server, script string) proc.Launch {
+	return proc.Launch{
+		Name:    "test server",
+		Timeout: 10 * time.Second,
+		Grace:   5 * time.Second,
+		Command: func(port int) *exec.Cmd {
+			return exec.CommandContext(t.Context(), "/bin/sh", "-c", script, "sh", strconv.Itoa(port))
+		},
+		Ready: func(context.Context) error {
+			if !strings.Contains(s.Logs(), "listening") {
+				return errors.New("not listening yet")
 			}
 			return nil
-		})
-		if err != nil || !slices.Equal(ports, []int{4242, 4242}) {
-			t.Errorf("got %v after ports %v, want success on the same port", err, ports)
+		},
+		PortTaken: func(logs string) bool { return strings.Contains(logs, "EADDRINUSE") },
+	}
+}
+
+func TestServer(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs /bin/sh")
+	}
+	t.Run("NotStarted", func(t *testing.T) {
+		var s proc.Server
+		s.Close()
+		s.Kill()
+		if s.Port() != 0 || s.Logs() != "" {
+			t.Errorf("port %d, logs %q", s.Port(), s.Logs())
 		}
 	})
-	t.Run("OtherError", func(t *testing.T) {
-		calls := 0
-		boom := errors.New("boom")
-		err := proc.StartOnPort(t, t.Context(), "test", 0, deadline, func(int) error { calls++; return boom })
-		if !errors.Is(err, boom) || calls != 1 {
-			t.Errorf("got %v after %d calls, want boom after 1", err, calls)
+	t.Run("StartStopRestart", func(t *testing.T) {
+		var s proc.Server
+		var lines []string
+		l := httpLaunch(t, &s, `echo "listening on $1"; exec sleep 60`)
+		l.OnLine = func(line string) { lines = append(lines, line) }
+		if took := s.Start(t, t.Context(), l); took <= 0 {
+			t.Errorf("took %v", took)
+		}
+		port := s.Port()
+		if want := fmt.Sprintf("listening on %d\n", port); port == 0 || s.Logs() != want || s.URL() != fmt.Sprintf("http://127.0.0.1:%d", port) {
+			t.Errorf("port %d, logs %q, URL %s", port, s.Logs(), s.URL())
+		}
+		s.Kill()
+		s.Close()
+		if len(lines) != 1 { // read once the process has exited
+			t.Errorf("OnLine saw %q", lines)
+		}
+		l.Port = port
+		s.Start(t, t.Context(), l)
+		if s.Port() != port {
+			t.Errorf("restart on port %d, want %d", s.Port(), port)
+		}
+		s.Close()
+		s.Close()
+	})
+	t.Run("PortTaken", func(t *testing.T) {
+		var s proc.Server
+		// The first attempt finds its port taken, the second listens.
+		mark := filepath.Join(t.TempDir(), "tried")
+		script := fmt.Sprintf(`if [ -e %[1]s ]; then echo listening; exec sleep 60; fi; touch %[1]s; echo EADDRINUSE; exit 1`, mark)
+		s.Start(t, t.Context(), httpLaunch(t, &s, script))
+		if !strings.Contains(s.Logs(), "listening") {
+			t.Errorf("logs %q", s.Logs())
+		}
+	})
+	t.Run("Fails", func(t *testing.T) {
+		var s proc.Server
+		tb := &fatalRecorder{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.Start(tb, t.Context(), httpLaunch(t, &s, `echo broken; exit 1`))
+		}()
+		<-done
+		if !strings.Contains(tb.fatal, "exited while starting") || !strings.Contains(tb.fatal, "output:\nbroken\n") {
+			t.Errorf("Start failed with %q, want the exit and the output", tb.fatal)
 		}
 	})
 }
 
-func TestProcess(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("needs /bin/sh")
-	}
-	t.Run("LinesAndExit", func(t *testing.T) {
-		var lines []string
-		p, err := proc.Start(exec.CommandContext(t.Context(), "/bin/sh", "-c", "echo one; echo two >&2; exit 3"), func(l string) { lines = append(lines, l) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		<-p.Exited()
-		if got := p.Logs(); !strings.Contains(got, "one\n") || !strings.Contains(got, "two\n") || len(lines) != 2 {
-			t.Errorf("logs %q, lines %q", got, lines)
-		}
-		if st := p.State(); st == nil || st.ExitCode() != 3 {
-			t.Errorf("state %v, want exit status 3", st)
-		}
-		err = p.WaitReady(t.Context(), time.Now().Add(time.Minute), func(context.Context) error { return errors.New("not yet") })
-		if err == nil || !strings.Contains(err.Error(), "exited while starting") {
-			t.Errorf("WaitReady on an exited process: %v", err)
-		}
-		p.Stop(time.Second)
-		p.Kill()
-	})
-	t.Run("StopGroup", func(t *testing.T) {
-		// The child sleeps on after its parent: Stop must end both.
-		p, err := proc.Start(exec.CommandContext(t.Context(), "/bin/sh", "-c", "sleep 60 & echo started; wait"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ready := func(context.Context) error {
-			if !strings.Contains(p.Logs(), "started") {
-				return errors.New("no output yet")
-			}
-			return nil
-		}
-		if err := p.WaitReady(t.Context(), time.Now().Add(10*time.Second), ready); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { p.Stop(5 * time.Second); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("Stop did not end the process group")
-		}
-		p.Stop(time.Second)
-	})
-	t.Run("Nil", func(t *testing.T) {
-		var p *proc.Process
-		p.Stop(time.Second)
-		p.Kill()
-		if p.Logs() != "" {
-			t.Error("nil process has logs")
-		}
-	})
-	t.Run("StartError", func(t *testing.T) {
-		if _, err := proc.Start(exec.CommandContext(t.Context(), "/nonexistent/binary"), nil); err == nil {
-			t.Error("got no error")
-		}
-	})
+// fatalRecorder is a testing.TB whose Fatalf records the message and ends
+// the goroutine without failing the test.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (r *fatalRecorder) Helper() {}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }

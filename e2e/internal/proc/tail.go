@@ -5,23 +5,23 @@ import (
 	"sync"
 )
 
-// Tail keeps the last lines written to it, at most a given number of bytes
-// of them (newlines counted). Safe for concurrent use; a nil *Tail reads as
+// tail keeps the last lines written to it, at most a given number of bytes
+// of them (newlines counted). Safe for concurrent use; a nil *tail reads as
 // empty.
-type Tail struct {
+type tail struct {
 	mu    sync.Mutex
 	lines []string
 	size  int
 	max   int
 }
 
-// NewTail returns an empty Tail that keeps at most max bytes. The newest
+// newTail returns an empty tail that keeps at most max bytes. The newest
 // line is kept even when it alone is longer.
-func NewTail(max int) *Tail { return &Tail{max: max} }
+func newTail(max int) *tail { return &tail{max: max} }
 
-// WriteLine appends one line, without its newline, dropping the oldest
+// writeLine appends one line, without its newline, dropping the oldest
 // lines past the limit.
-func (t *Tail) WriteLine(line string) {
+func (t *tail) writeLine(line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lines = append(t.lines, line)
@@ -34,7 +34,7 @@ func (t *Tail) WriteLine(line string) {
 
 // String returns the kept lines, each newline-terminated; "" when there
 // are none.
-func (t *Tail) String() string {
+func (t *tail) String() string {
 	if t == nil {
 		return ""
 	}
