@@ -65,7 +65,8 @@ func TestRequest_Empty(t *testing.T) {
 }
 
 func TestRequest_Sessions(t *testing.T) {
-	r := chatapi.Request{Header: http.Header{}}
+	var r chatapi.Request
+	r.Header = http.Header{}
 	r.Header.Set("X-Session-Id", "ses_child")
 	r.Header.Set("X-Parent-Session-Id", "ses_parent")
 	if r.SessionID() != "ses_child" || r.ParentSessionID() != "ses_parent" {
