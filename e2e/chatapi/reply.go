@@ -1,9 +1,6 @@
 package chatapi
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "github.com/heirloom-dev/heirloom/e2e/internal/standin"
 
 // Reply is what the stand-in model answers to one request: optional text,
 // then an optional tool call. The finish reason is "tool_calls" when Tool
@@ -24,15 +21,11 @@ type ToolCall struct {
 	Arguments any
 }
 
-// Error is an API error reply: HTTP Status with the body
-// {"error":{"message":Message,"type":Type,"code":null}}. Harnesses retry
-// 408, 409, 429 and 5xx answers with backoff, so a test that wants a quick
-// failure should use 400.
-type Error struct {
-	Status  int
-	Type    string
-	Message string
-}
+// Error is an API error reply: HTTP Status (zero: 500) with the body
+// {"error":{"message":Message,"type":Type,"code":null}} (Type zero:
+// "server_error"). Harnesses retry 408, 409, 429 and 5xx answers with
+// backoff, so a test that wants a quick failure should use 400.
+type Error = standin.Error
 
 // TaskTool is the name of OpenCode's sub-agent tool.
 const TaskTool = "task"
@@ -49,40 +42,5 @@ func CallTool(name string, arguments any) Reply {
 // through its task tool with the given description, task prompt and agent
 // type (OpenCode's built-in sub-agent types are "general" and "explore").
 func SpawnTask(description, prompt, agentType string) Reply {
-	return CallTool(TaskTool, map[string]string{
-		"description":   description,
-		"prompt":        prompt,
-		"subagent_type": agentType,
-	})
-}
-
-// FinishReason returns the finish_reason the reply is sent with.
-func (r Reply) FinishReason() string {
-	if r.Tool != nil {
-		return "tool_calls"
-	}
-	return "stop"
-}
-
-// wireCall returns the reply's tool call in wire form with its arguments
-// marshalled, or nil when it has none. id is used when Tool.ID is zero.
-func (r Reply) wireCall(id string) (*ToolCallWire, error) {
-	if r.Tool == nil {
-		return nil, nil
-	}
-	args := []byte("{}")
-	if r.Tool.Arguments != nil {
-		b, err := json.Marshal(r.Tool.Arguments)
-		if err != nil {
-			return nil, fmt.Errorf("marshal arguments of tool %s: %w", r.Tool.Name, err)
-		}
-		args = b
-	}
-	w := &ToolCallWire{ID: r.Tool.ID, Type: "function"}
-	if w.ID == "" {
-		w.ID = id
-	}
-	w.Function.Name = r.Tool.Name
-	w.Function.Arguments = string(args)
-	return w, nil
+	return CallTool(TaskTool, standin.SpawnInput(description, prompt, agentType))
 }

@@ -1,27 +1,21 @@
 package chatapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
 
 // Request is one decoded POST /v1/chat/completions body, as a harness sent
-// it. Fields mirror the chat-completions wire format; Raw keeps the whole
-// body for anything the typed fields leave out (temperature, tool_choice,
-// provider-specific options).
+// it. Fields mirror the chat-completions wire format; the embedded Received
+// numbers the request (Seq) and keeps its headers (Header: OpenCode 1.18
+// sends X-Session-Id, and X-Parent-Session-Id for a child session; see
+// SessionID and ParentSessionID) and its whole body (Raw) for anything the
+// typed fields leave out (temperature, tool_choice, provider-specific
+// options).
 type Request struct {
-	// Seq numbers model requests from 1 in arrival order.
-	Seq int `json:"-"`
-	// Header holds the request headers. OpenCode 1.18 sends X-Session-Id
-	// (the session making the call) and, for a child session,
-	// X-Parent-Session-Id: see SessionID and ParentSessionID.
-	Header http.Header `json:"-"`
-	// Raw is the undecoded body.
-	Raw json.RawMessage `json:"-"`
-
 	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
 	Tools    []Tool    `json:"tools"`
@@ -30,6 +24,8 @@ type Request struct {
 	// carrying token usage (OpenCode always asks).
 	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
 	MaxTokens     int            `json:"max_tokens,omitempty"`
+
+	standin.Received
 }
 
 // StreamOptions is the stream_options object of a request.
@@ -82,25 +78,7 @@ type Content []Part
 
 // UnmarshalJSON implements json.Unmarshaler for the string-or-array forms.
 func (c *Content) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case bytes.Equal(data, []byte("null")):
-		*c = nil
-		return nil
-	case len(data) > 0 && data[0] == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return fmt.Errorf("decode text content: %w", err)
-		}
-		*c = Content{{Type: "text", Text: s}}
-		return nil
-	}
-	var parts []Part
-	if err := json.Unmarshal(data, &parts); err != nil {
-		return fmt.Errorf("decode content parts: %w", err)
-	}
-	*c = parts
-	return nil
+	return standin.DecodeContent(data, (*[]Part)(c), func(s string) Part { return Part{Type: "text", Text: s} })
 }
 
 // Text returns the text of every text part, in order, joined by newlines.
@@ -119,60 +97,23 @@ func (c Content) Text() string {
 // prompt (with environment, instructions and skills) as one system message
 // and, when plugins pushed text onto output.system in
 // experimental.chat.system.transform, all of that as a second one.
-func (r Request) SystemText() string {
-	var out []string
-	for _, m := range r.Messages {
-		if m.Role == "system" {
-			if t := m.Content.Text(); t != "" {
-				out = append(out, t)
-			}
-		}
-	}
-	return strings.Join(out, "\n")
-}
+func (r Request) SystemText() string { return standin.JoinText(r.turns(), "system") }
 
 // LastUserText returns the text of the last user-role message, or "".
-func (r Request) LastUserText() string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return r.Messages[i].Content.Text()
-		}
-	}
-	return ""
-}
+func (r Request) LastUserText() string { return standin.LastText(r.turns(), "user") }
 
 // FirstUserText returns the text of the first user-role message, or "":
 // for a child session of OpenCode's task tool, its task prompt.
-func (r Request) FirstUserText() string {
-	for _, m := range r.Messages {
-		if m.Role == "user" {
-			return m.Content.Text()
-		}
-	}
-	return ""
-}
+func (r Request) FirstUserText() string { return standin.FirstText(r.turns(), "user") }
 
 // AllText returns every text the model sees, message by message in order
 // (system messages included, tool results included), joined by newlines.
 // Tool-call arguments are not text and are left out.
-func (r Request) AllText() string {
-	var out []string
-	for _, m := range r.Messages {
-		if t := m.Content.Text(); t != "" {
-			out = append(out, t)
-		}
-	}
-	return strings.Join(out, "\n")
-}
+func (r Request) AllText() string { return standin.JoinText(r.turns(), "") }
 
 // HasTool reports whether the request offers a tool with the given name.
 func (r Request) HasTool(name string) bool {
-	for _, t := range r.Tools {
-		if t.Function.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Function.Name == name })
 }
 
 // ToolResults returns the tool-role messages after the last assistant
@@ -194,6 +135,11 @@ func (r Request) ToolResults() []Message {
 // IsSideRequest reports whether the request offers no tools: a harness's
 // side call such as OpenCode's title generation, not an agent's turn.
 func (r Request) IsSideRequest() bool { return len(r.Tools) == 0 }
+
+// turns returns the messages as the model reads them.
+func (r Request) turns() []standin.Turn {
+	return standin.Turns(r.Messages, func(m Message) standin.Turn { return standin.Turn{Role: m.Role, Text: m.Content.Text()} })
+}
 
 // SessionID returns the X-Session-Id header: the OpenCode session the
 // request is a turn of ("" when absent).

@@ -6,19 +6,11 @@ import (
 	"testing"
 
 	"github.com/heirloom-dev/heirloom/e2e/chatapi"
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin/standintest"
 )
 
-func decode(tb testing.TB, s string) chatapi.Request {
-	tb.Helper()
-	var r chatapi.Request
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		tb.Fatal(err)
-	}
-	return r
-}
-
 func TestRequest_Text(t *testing.T) {
-	r := decode(t, `{"model":"m","stream":true,"stream_options":{"include_usage":true},
+	r := standintest.Decode[chatapi.Request](t, `{"model":"m","stream":true,"stream_options":{"include_usage":true},
 		"messages":[
 			{"role":"system","content":"provider prompt"},
 			{"role":"system","content":[{"type":"text","text":"plugin context"}]},
@@ -28,18 +20,13 @@ func TestRequest_Text(t *testing.T) {
 			{"role":"tool","tool_call_id":"c2","content":[{"type":"text","text":"second result"}]}],
 		"tools":[{"type":"function","function":{"name":"task","parameters":{}}}]}`)
 
-	if got, want := r.SystemText(), "provider prompt\nplugin context"; got != want {
-		t.Errorf("SystemText: got %q, want %q", got, want)
-	}
-	if got, want := r.FirstUserText(), "first\nprompt"; got != want {
-		t.Errorf("FirstUserText: got %q, want %q", got, want)
-	}
-	if got, want := r.LastUserText(), "first\nprompt"; got != want {
-		t.Errorf("LastUserText: got %q, want %q", got, want)
-	}
-	if got, want := r.AllText(), "provider prompt\nplugin context\nfirst\nprompt\nchild said\nsecond result"; got != want {
-		t.Errorf("AllText: got %q, want %q (tool arguments are not text)", got, want)
-	}
+	standintest.CheckTexts(t, r, standintest.Texts{
+		System:    "provider prompt\nplugin context",
+		FirstUser: "first\nprompt",
+		LastUser:  "first\nprompt",
+		// Tool arguments are not text.
+		All: "provider prompt\nplugin context\nfirst\nprompt\nchild said\nsecond result",
+	})
 	if got := r.ToolResults(); len(got) != 2 || got[0].ToolCallID != "c1" || got[1].Content.Text() != "second result" {
 		t.Errorf("ToolResults: got %+v", got)
 	}
@@ -55,7 +42,7 @@ func TestRequest_Text(t *testing.T) {
 }
 
 func TestRequest_Empty(t *testing.T) {
-	r := decode(t, `{"messages":[{"role":"assistant","content":"a"}]}`)
+	r := standintest.Decode[chatapi.Request](t, `{"messages":[{"role":"assistant","content":"a"}]}`)
 	if r.SystemText() != "" || r.LastUserText() != "" || r.FirstUserText() != "" || len(r.ToolResults()) != 0 {
 		t.Errorf("got %q %q %q %v", r.SystemText(), r.LastUserText(), r.FirstUserText(), r.ToolResults())
 	}
@@ -65,7 +52,8 @@ func TestRequest_Empty(t *testing.T) {
 }
 
 func TestRequest_Sessions(t *testing.T) {
-	r := chatapi.Request{Header: http.Header{}}
+	var r chatapi.Request
+	r.Header = http.Header{}
 	r.Header.Set("X-Session-Id", "ses_child")
 	r.Header.Set("X-Parent-Session-Id", "ses_parent")
 	if r.SessionID() != "ses_child" || r.ParentSessionID() != "ses_parent" {

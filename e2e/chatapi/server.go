@@ -16,56 +16,48 @@
 // which offers no tools: Request.IsSideRequest) included; OpenCode names the
 // session of each request in its headers (Request.SessionID,
 // Request.ParentSessionID).
+//
+// The server itself (lifecycle, logs, routing) is package standin's; this
+// package holds the chat-completions wire format.
 package chatapi
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
+	"cmp"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
+
+// server is the shared stand-in server, embedded in Server for its methods.
+type server = standin.Server[Request, Reply]
 
 // Server is the stand-in. Build it with New, then Start; Close stops it.
 // The zero value is not usable.
+//
+// Its methods come from the shared stand-in server: Start listens on a free
+// loopback port and serves in the background (an error on a started or
+// closed Server); URL returns "http://127.0.0.1:PORT" ("" before Start);
+// Close ends streams in flight and stops serving, without waiting for a
+// script call still running, and is safe to call twice and without Start;
+// Requests returns a copy of the log of POST /v1/chat/completions requests
+// and Calls of every other request, in arrival order, both readable after
+// Close.
 type Server struct {
+	*server
+
 	// Models lists the model ids GET /v1/models reports; New sets {"m"}.
 	// Change it before Start. Chat requests are answered whatever model
 	// they name.
 	Models []string
-
-	script func(Request) Reply
-
-	mu       sync.Mutex
-	requests []Request
-	calls    []Call
-
-	ln     net.Listener
-	srv    *http.Server
-	url    string
-	ctx    context.Context // cancelled by Close: ends streams in flight
-	cancel context.CancelFunc
-	done   chan struct{} // closed when Serve has returned
-	closed bool
 }
 
 // Call is a request the stand-in got outside POST /v1/chat/completions:
-// GET /v1/models (Status 200), or anything else (Status 404) — an unknown
-// path, or a proxy CONNECT to another host.
-type Call struct {
-	Method string
-	// Host is the request's Host: the target host:port of a proxy CONNECT.
-	Host string
-	// Path is the URL path, RawQuery its query string.
-	Path     string
-	RawQuery string
-	Status   int
-	Body     []byte
-}
+// GET /v1/models (Status 200), a body that did not decode (400), or
+// anything else (Status 404) — an unknown path, or a proxy CONNECT to
+// another host.
+type Call = standin.Call
 
 // New returns an unstarted Server whose model answers each POST
 // /v1/chat/completions with script(request). script is called from the
@@ -76,47 +68,10 @@ func New(script func(Request) Reply) *Server {
 	if script == nil {
 		script = func(Request) Reply { return Text("ok") }
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{Models: []string{"m"}, script: script, ctx: ctx, cancel: cancel}
-}
-
-// Start listens on a free loopback port and serves in the background. The
-// listen error, if any, is returned. Start on a started or closed Server is
-// an error.
-func (s *Server) Start() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errors.New("start chat stand-in: server closed")
-	}
-	if s.ln != nil {
-		return errors.New("start chat stand-in: already started")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listen on loopback: %w", err)
-	}
-	s.ln = ln
-	s.url = "http://" + ln.Addr().String()
-	s.srv = &http.Server{
-		Handler:           http.HandlerFunc(s.serveHTTP),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return s.ctx },
-	}
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		_ = s.srv.Serve(ln) // returns http.ErrServerClosed after Close
-	}()
-	return nil
-}
-
-// URL returns the server's root URL, "http://127.0.0.1:PORT" (the value
-// for proxy variables); "" before Start.
-func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.url
+	s := &Server{Models: []string{"m"}}
+	routes := map[string]standin.Route{"GET /v1/models": s.serveModels}
+	s.server = standin.New("/v1/chat/completions", routes, format{}, script)
+	return s
 }
 
 // BaseURL returns the API base URL a provider is configured with,
@@ -128,65 +83,8 @@ func (s *Server) BaseURL() string {
 	return ""
 }
 
-// Close ends streams in flight, closes the listener and every connection,
-// and waits for the serving goroutine; it does not wait for a script call
-// still running, whose reply is then dropped. It is safe to call twice and
-// without Start. The logs stay readable after Close.
-func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	srv, done := s.srv, s.done
-	s.mu.Unlock()
-
-	s.cancel()
-	if srv == nil {
-		return
-	}
-	_ = srv.Close() // only reports the listener's close error
-	<-done
-}
-
-// Requests returns a copy of the log of POST /v1/chat/completions requests,
-// in arrival order. Safe for concurrent use.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// Calls returns a copy of the log of every other request, in arrival
-// order. Safe for concurrent use.
-func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Call(nil), s.calls...)
-}
-
-// serveHTTP routes one request.
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		writeError(w, &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "read body: " + err.Error()})
-		return
-	}
-	switch {
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
-		s.serveChat(w, r, body)
-	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-		s.logCall(r, http.StatusOK, body)
-		s.serveModels(w)
-	default:
-		s.logCall(r, http.StatusNotFound, body)
-		writeError(w, &Error{Status: http.StatusNotFound, Type: "not_found_error", Message: "no route for " + r.Method + " " + r.URL.Path})
-	}
-}
-
 // serveModels answers GET /v1/models.
-func (s *Server) serveModels(w http.ResponseWriter) {
+func (s *Server) serveModels(w http.ResponseWriter, _ []byte) {
 	type model struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
@@ -200,77 +98,43 @@ func (s *Server) serveModels(w http.ResponseWriter) {
 	for _, id := range s.Models {
 		list.Data = append(list.Data, model{ID: id, Object: "model", OwnedBy: "standin"})
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(list)
+	standin.WriteJSON(w, http.StatusOK, list)
 }
 
-// serveChat decodes, logs and answers one model request.
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte) {
-	var req Request
-	if err := json.Unmarshal(body, &req); err != nil {
-		s.logCall(r, http.StatusBadRequest, body)
-		writeError(w, &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "decode request: " + err.Error()})
-		return
-	}
-	req.Header = r.Header.Clone()
-	req.Raw = json.RawMessage(body)
+// format is the chat-completions wire format.
+type format struct{}
 
-	s.mu.Lock()
-	req.Seq = len(s.requests) + 1
-	s.requests = append(s.requests, req)
-	id := req.Seq
-	s.mu.Unlock()
+func (format) Failure(r Reply) *Error { return r.Error }
 
-	reply := s.script(req)
-	if reply.Error != nil {
-		writeError(w, reply.Error)
-		return
-	}
-	call, err := reply.wireCall(fmt.Sprintf("call_standin%08d", id))
+// ErrorBody returns {"error":{"message","type","code":null}}, type
+// "server_error" when e has none.
+func (format) ErrorBody(e Error) any {
+	return map[string]any{"error": map[string]any{"message": e.Message, "type": cmp.Or(e.Type, "server_error"), "code": nil}}
+}
+
+// Write answers one model request with reply: a chat.completion object, or
+// its chunks as server-sent events.
+func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply Reply) error {
+	call, err := reply.wireCall(fmt.Sprintf("call_standin%08d", req.Seq))
 	if err != nil {
-		writeError(w, &Error{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()})
-		return
+		return err
 	}
 	c := completion{
-		ID:      fmt.Sprintf("chatcmpl-standin%08d", id),
+		ID:      fmt.Sprintf("chatcmpl-standin%08d", req.Seq),
 		Created: time.Now().Unix(),
 		Model:   req.Model,
 		Text:    reply.Text,
 		Call:    call,
 		Finish:  reply.FinishReason(),
-		Usage:   newUsage(len(body), len(reply.Text)),
+		Usage:   newUsage(len(req.Raw), len(reply.Text)),
 	}
 	if call != nil {
-		c.Usage = newUsage(len(body), len(reply.Text)+len(call.Function.Arguments))
+		c.Usage = newUsage(len(req.Raw), len(reply.Text)+len(call.Function.Arguments))
 	}
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(c.message())
-		return
+		standin.WriteJSON(w, http.StatusOK, c.message())
+		return nil
 	}
-	c.stream(r.Context(), w, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
-}
-
-// logCall records a request outside POST /v1/chat/completions.
-func (s *Server) logCall(r *http.Request, status int, body []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, Call{Method: r.Method, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Status: status, Body: body})
-}
-
-// writeError writes an API error body with its status.
-func writeError(w http.ResponseWriter, e *Error) {
-	status := e.Status
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
-	typ := e.Type
-	if typ == "" {
-		typ = "server_error"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"error": map[string]any{"message": e.Message, "type": typ, "code": nil},
-	})
+	c.stream(standin.NewStream(r.Context(), w), req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	return nil
 }

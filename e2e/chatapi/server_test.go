@@ -1,50 +1,14 @@
 package chatapi_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/chatapi"
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin/standintest"
 )
-
-// mustStart starts a stand-in closed at the end of the test.
-func mustStart(tb testing.TB, script func(chatapi.Request) chatapi.Reply) *chatapi.Server {
-	tb.Helper()
-	s := chatapi.New(script)
-	if err := s.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
-	return s
-}
-
-// do sends a request to the stand-in and returns the response, body read.
-func do(tb testing.TB, method, url, body string, header map[string]string) (*http.Response, string) {
-	tb.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, string(b)
-}
 
 // chunk is one decoded streamed chunk.
 type chunk struct {
@@ -73,27 +37,20 @@ type chunk struct {
 // not "data: ..." or blank, and on a stream that does not end with [DONE].
 func parseStream(tb testing.TB, body string) []chunk {
 	tb.Helper()
-	var out []chunk
-	done := false
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-		case line == "data: [DONE]":
-			done = true
-		case strings.HasPrefix(line, "data: ") && !done:
-			var c chunk
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &c); err != nil {
-				tb.Fatalf("data line %q: %v", line, err)
-			}
-			out = append(out, c)
-		default:
-			tb.Fatalf("unexpected SSE line %q", line)
-		}
-	}
-	if !done {
+	events := standintest.Events(tb, body)
+	if len(events) == 0 || events[len(events)-1].Data != "[DONE]" {
 		tb.Fatal("stream does not end with data: [DONE]")
+	}
+	var out []chunk
+	for _, e := range events[:len(events)-1] {
+		var c chunk
+		if e.Name != "" {
+			tb.Fatalf("unexpected SSE line \"event: %s\"", e.Name)
+		}
+		if err := json.Unmarshal([]byte(e.Data), &c); err != nil {
+			tb.Fatalf("data line %q: %v", e.Data, err)
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -108,8 +65,8 @@ func body(stream bool) string {
 
 func TestServer_StreamText(t *testing.T) {
 	text := strings.Repeat("héllo wörld ", 5)
-	s := mustStart(t, func(chatapi.Request) chatapi.Reply { return chatapi.Text(text) })
-	resp, b := do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(true), map[string]string{"X-Session-Id": "ses_1"})
+	s := standintest.Start(t, chatapi.New(func(chatapi.Request) chatapi.Reply { return chatapi.Text(text) }))
+	resp, b := standintest.Do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(true), map[string]string{"X-Session-Id": "ses_1"})
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Errorf("Content-Type %q", ct)
 	}
@@ -149,10 +106,10 @@ func TestServer_StreamText(t *testing.T) {
 }
 
 func TestServer_StreamToolCall(t *testing.T) {
-	s := mustStart(t, func(chatapi.Request) chatapi.Reply {
+	s := standintest.Start(t, chatapi.New(func(chatapi.Request) chatapi.Reply {
 		return chatapi.SpawnTask("child task", "do the thing", "general")
-	})
-	_, b := do(t, http.MethodPost, s.URL()+"/v1/chat/completions", body(true), nil)
+	}))
+	_, b := standintest.Do(t, http.MethodPost, s.URL()+"/v1/chat/completions", body(true), nil)
 	var id, name, args string
 	var finish string
 	for _, c := range parseStream(t, b) {
@@ -185,10 +142,10 @@ func TestServer_StreamToolCall(t *testing.T) {
 }
 
 func TestServer_NonStreaming(t *testing.T) {
-	s := mustStart(t, func(r chatapi.Request) chatapi.Reply {
+	s := standintest.Start(t, chatapi.New(func(r chatapi.Request) chatapi.Reply {
 		return chatapi.Reply{Text: "calling", Tool: &chatapi.ToolCall{ID: "call_x", Name: "bash", Arguments: json.RawMessage(`{"command":"ls"}`)}}
-	})
-	resp, b := do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(false), nil)
+	}))
+	resp, b := standintest.Do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(false), nil)
 	var got struct {
 		Object  string `json:"object"`
 		Choices []struct {
@@ -216,25 +173,25 @@ func TestServer_NonStreaming(t *testing.T) {
 }
 
 func TestServer_Error(t *testing.T) {
-	s := mustStart(t, func(chatapi.Request) chatapi.Reply {
+	s := standintest.Start(t, chatapi.New(func(chatapi.Request) chatapi.Reply {
 		return chatapi.Reply{Error: &chatapi.Error{Status: 400, Type: "invalid_request_error", Message: "no"}}
-	})
-	resp, b := do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(true), nil)
+	}))
+	resp, b := standintest.Do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(true), nil)
 	if resp.StatusCode != 400 || !strings.Contains(b, `"message":"no"`) || !strings.Contains(b, `"type":"invalid_request_error"`) {
 		t.Errorf("status %d, body %s", resp.StatusCode, b)
 	}
 }
 
 func TestServer_OtherCalls(t *testing.T) {
-	s := mustStart(t, nil)
-	resp, b := do(t, http.MethodGet, s.BaseURL()+"/models", "", nil)
+	s := standintest.Start(t, chatapi.New(nil))
+	resp, b := standintest.Do(t, http.MethodGet, s.BaseURL()+"/models", "", nil)
 	if resp.StatusCode != 200 || !strings.Contains(b, `"id":"m"`) {
 		t.Errorf("GET /v1/models: %d %s", resp.StatusCode, b)
 	}
-	if resp, _ := do(t, http.MethodGet, s.URL()+"/elsewhere?x=1", "", nil); resp.StatusCode != 404 {
+	if resp, _ := standintest.Do(t, http.MethodGet, s.URL()+"/elsewhere?x=1", "", nil); resp.StatusCode != 404 {
 		t.Errorf("unknown path: status %d, want 404", resp.StatusCode)
 	}
-	if resp, _ := do(t, http.MethodPost, s.BaseURL()+"/chat/completions", "{not json", nil); resp.StatusCode != 400 {
+	if resp, _ := standintest.Do(t, http.MethodPost, s.BaseURL()+"/chat/completions", "{not json", nil); resp.StatusCode != 400 {
 		t.Errorf("bad body: status %d, want 400", resp.StatusCode)
 	}
 	calls := s.Calls()
@@ -245,67 +202,4 @@ func TestServer_OtherCalls(t *testing.T) {
 	if len(s.Requests()) != 0 {
 		t.Errorf("requests %+v, want none", s.Requests())
 	}
-}
-
-func TestServer_Concurrent(t *testing.T) {
-	s := mustStart(t, nil)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() { do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(true), nil) })
-	}
-	wg.Wait()
-	seen := map[int]bool{}
-	for _, r := range s.Requests() {
-		seen[r.Seq] = true
-	}
-	if len(seen) != 8 || !seen[1] || !seen[8] {
-		t.Errorf("sequence numbers %v, want 1..8", seen)
-	}
-}
-
-func TestServer_Lifecycle(t *testing.T) {
-	t.Run("CloseWithoutStart", func(t *testing.T) {
-		s := chatapi.New(nil)
-		s.Close()
-		s.Close()
-		if err := s.Start(); err == nil {
-			t.Error("Start after Close succeeded")
-		}
-	})
-	t.Run("StartTwice", func(t *testing.T) {
-		s := mustStart(t, nil)
-		if err := s.Start(); err == nil {
-			t.Error("second Start succeeded")
-		}
-		s.Close()
-		s.Close()
-		if s.URL() == "" {
-			t.Error("URL cleared by Close")
-		}
-	})
-	t.Run("CloseEndsStreams", func(t *testing.T) {
-		release := make(chan struct{})
-		s := mustStart(t, func(chatapi.Request) chatapi.Reply { <-release; return chatapi.Text("late") })
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body(true)))
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		}()
-		for len(s.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		closed := make(chan struct{})
-		go func() { s.Close(); close(closed) }()
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
-			t.Fatal("Close waited for a script still running")
-		}
-		close(release)
-		<-done
-	})
 }

@@ -11,12 +11,7 @@
 package claude
 
 import (
-	"context"
-	"os/exec"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/npmbin"
 )
@@ -30,30 +25,13 @@ const (
 	RequireEnv = npmbin.RequireEnv
 )
 
-var versions sync.Map // binary path -> version string, logged once per test binary
-
 // Bin returns the path of the Claude Code binary: $HEIRLOOM_CLAUDE_BIN when
 // set, else e2e/npm/node_modules/.bin/claude under the module root. When the
-// binary is absent it skips tb with "claude not installed: run
-// e2e/npm/install.sh" (or fails it, when HEIRLOOM_E2E_REQUIRE is set). It
-// logs the binary's version the first time it sees a path.
+// binary is absent, or `claude --version` fails, it skips tb with "claude
+// not installed: run e2e/npm/install.sh" (or fails it, when
+// HEIRLOOM_E2E_REQUIRE is set). It logs the binary's version the first time
+// it sees a path.
 func Bin(tb testing.TB) string {
 	tb.Helper()
-	path, err := npmbin.Find(BinEnv, "claude")
-	if err != nil {
-		npmbin.Missing(tb, "claude", err)
-	}
-	if _, ok := versions.Load(path); ok {
-		return path
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	if err != nil {
-		tb.Fatalf("run %s --version: %v", path, err)
-	}
-	v := strings.TrimSpace(string(out))
-	versions.Store(path, v)
-	tb.Logf("claude %s (%s)", v, path)
-	return path
+	return npmbin.Bin(tb, BinEnv, "claude", nil)
 }

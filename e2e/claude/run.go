@@ -6,16 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
 
 // DefaultTimeout bounds one Run when Options.Timeout is zero.
@@ -95,7 +95,7 @@ func (r Result) SubagentsDir() string {
 // -p mode shows no onboarding, theme or folder-trust prompt, so no other
 // setting is needed. Run adds TMPDIR and CLAUDE_CODE_TMPDIR (see tempDir).
 func Env(home, baseURL string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"HOME":                home,
 		"PATH":                os.Getenv("PATH"),
 		"LANG":                "C.UTF-8",
@@ -103,14 +103,10 @@ func Env(home, baseURL string) map[string]string {
 		"ANTHROPIC_BASE_URL":  baseURL,
 		"ANTHROPIC_API_KEY":   "x",
 		"DISABLE_AUTOUPDATER": "1",
-		"HTTPS_PROXY":         baseURL,
-		"HTTP_PROXY":          baseURL,
-		"https_proxy":         baseURL,
-		"http_proxy":          baseURL,
-		"NO_PROXY":            "127.0.0.1,localhost,::1",
-		"no_proxy":            "127.0.0.1,localhost,::1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 	}
+	proc.SetProxy(env, baseURL)
+	return env
 }
 
 // Run runs `claude -p --output-format json [--resume ID] ARGS PROMPT` with
@@ -192,13 +188,7 @@ func prepare(tb testing.TB, ctx context.Context, opts Options) *run {
 
 	env := Env(r.res.Home, opts.BaseURL)
 	env["TMPDIR"], env["CLAUDE_CODE_TMPDIR"] = tmp, tmp
-	for k, v := range opts.Env {
-		if v == "" {
-			delete(env, k)
-		} else {
-			env[k] = v
-		}
-	}
+	proc.Override(env, opts.Env)
 
 	timeout := opts.Timeout
 	if timeout == 0 {
@@ -208,9 +198,9 @@ func prepare(tb testing.TB, ctx context.Context, opts Options) *run {
 
 	r.cmd = exec.CommandContext(r.ctx, bin, args...)
 	r.cmd.Dir = r.res.Dir
-	r.cmd.Env = environ(env)
+	r.cmd.Env = proc.Environ(env)
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	startGroup(r.cmd)
+	proc.StartGroup(r.cmd)
 	return r
 }
 
@@ -220,7 +210,7 @@ func (r *run) exec() {
 	start := time.Now()
 	r.err = r.cmd.Run()
 	r.res.Duration = time.Since(start)
-	killGroup(r.cmd) // hooks may leave children behind
+	proc.KillGroup(r.cmd) // hooks may leave children behind
 }
 
 // finish turns the ended process into a Result, failing tb as Run documents.
@@ -300,15 +290,6 @@ func writeSettings(home string, settings any) error {
 		return fmt.Errorf("write settings %s: %w", path, err)
 	}
 	return nil
-}
-
-// environ turns env into KEY=VALUE pairs in a stable order.
-func environ(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }
 
 // transcriptPath returns where Claude Code keeps the transcript of session

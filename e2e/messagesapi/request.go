@@ -1,25 +1,20 @@
 package messagesapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
 
 // Request is one decoded POST /v1/messages body, as a harness sent it.
 //
-// Fields mirror the Messages API wire format; Raw keeps the whole body for
-// anything the typed fields leave out (thinking settings, tool_choice, ...).
+// Fields mirror the Messages API wire format; the embedded Received numbers
+// the request (Seq) and keeps its headers (Header: x-api-key,
+// anthropic-beta, user-agent, ...) and its whole body (Raw) for anything the
+// typed fields leave out (thinking settings, tool_choice, ...).
 type Request struct {
-	// Seq numbers model requests from 1 in arrival order.
-	Seq int `json:"-"`
-	// Header holds the request headers (x-api-key, anthropic-beta, user-agent, ...).
-	Header http.Header `json:"-"`
-	// Raw is the undecoded body.
-	Raw json.RawMessage `json:"-"`
-
 	Model     string `json:"model"`
 	MaxTokens int    `json:"max_tokens"`
 	// System is the system prompt; a plain string arrives as one text block.
@@ -29,6 +24,8 @@ type Request struct {
 	Stream   bool      `json:"stream"`
 	// Metadata is the request's metadata object (Claude Code sends user_id).
 	Metadata map[string]any `json:"metadata"`
+
+	standin.Received
 }
 
 // Message is one turn of Request.Messages. Role is "user" or "assistant",
@@ -71,25 +68,7 @@ type Blocks []Block
 
 // UnmarshalJSON implements json.Unmarshaler for the string-or-array forms.
 func (b *Blocks) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case bytes.Equal(data, []byte("null")):
-		*b = nil
-		return nil
-	case len(data) > 0 && data[0] == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return fmt.Errorf("decode text content: %w", err)
-		}
-		*b = Blocks{{Type: "text", Text: s}}
-		return nil
-	}
-	var list []Block
-	if err := json.Unmarshal(data, &list); err != nil {
-		return fmt.Errorf("decode content blocks: %w", err)
-	}
-	*b = list
-	return nil
+	return standin.DecodeContent(data, (*[]Block)(b), func(s string) Block { return Block{Type: "text", Text: s} })
 }
 
 // Text returns the text of every text block, tool_result contents included,
@@ -126,53 +105,30 @@ func (r Request) SystemText() string { return r.System.Text() }
 // LastUserText returns the text of the last user-role message, or "" when
 // there is none. Claude Code ends a request with a system-role message, so
 // the last message is not necessarily the user's.
-func (r Request) LastUserText() string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return r.Messages[i].Content.Text()
-		}
-	}
-	return ""
-}
+func (r Request) LastUserText() string { return standin.LastText(r.turns(), "user") }
 
 // FirstUserText returns the text of the first user-role message, or "".
 // For a sub-agent that is a date reminder and its task prompt; the
 // SubagentStart hooks' additionalContext is not there but in the system-role
 // message that follows (search AllText for it).
-func (r Request) FirstUserText() string {
-	for _, m := range r.Messages {
-		if m.Role == "user" {
-			return m.Content.Text()
-		}
-	}
-	return ""
-}
+func (r Request) FirstUserText() string { return standin.FirstText(r.turns(), "user") }
 
 // AllText returns every text the model sees: the system prompt, then each
 // message's text blocks and tool_result contents in order (including the
 // reminders and hook context Claude Code inserts), joined by newlines. This
 // is what assertions about "what reached the model" should search.
 func (r Request) AllText() string {
-	var parts []string
-	if t := r.SystemText(); t != "" {
-		parts = append(parts, t)
-	}
-	for _, m := range r.Messages {
-		if t := m.Content.Text(); t != "" {
-			parts = append(parts, t)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return standin.JoinText(append([]standin.Turn{{Role: "system", Text: r.SystemText()}}, r.turns()...), "")
+}
+
+// turns returns the messages as the model reads them.
+func (r Request) turns() []standin.Turn {
+	return standin.Turns(r.Messages, func(m Message) standin.Turn { return standin.Turn{Role: m.Role, Text: m.Content.Text()} })
 }
 
 // HasTool reports whether the request offers a tool with the given name.
 func (r Request) HasTool(name string) bool {
-	for _, t := range r.Tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Name == name })
 }
 
 // ToolResults returns the tool_result blocks of the last user-role message:

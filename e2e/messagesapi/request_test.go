@@ -4,20 +4,12 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin/standintest"
 	"github.com/heirloom-dev/heirloom/e2e/messagesapi"
 )
 
-func decode(tb testing.TB, s string) messagesapi.Request {
-	tb.Helper()
-	var r messagesapi.Request
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		tb.Fatal(err)
-	}
-	return r
-}
-
 func TestRequest_Text(t *testing.T) {
-	r := decode(t, `{"system":"plain system",
+	r := standintest.Decode[messagesapi.Request](t, `{"system":"plain system",
 		"messages":[
 			{"role":"user","content":[{"type":"text","text":"first"},{"type":"text","text":"prompt"}]},
 			{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Agent","input":{"prompt":"TOOL-INPUT"}}]},
@@ -25,18 +17,13 @@ func TestRequest_Text(t *testing.T) {
 			                          {"type":"tool_result","tool_use_id":"t2","content":"string result"}]},
 			{"role":"system","content":"hook context"}]}`)
 
-	if got, want := r.SystemText(), "plain system"; got != want {
-		t.Errorf("SystemText: got %q, want %q", got, want)
-	}
-	if got, want := r.FirstUserText(), "first\nprompt"; got != want {
-		t.Errorf("FirstUserText: got %q, want %q", got, want)
-	}
-	if got, want := r.LastUserText(), "child said\nstring result"; got != want {
-		t.Errorf("LastUserText: got %q, want %q (the system-role message is not the user's)", got, want)
-	}
-	if got, want := r.AllText(), "plain system\nfirst\nprompt\nchild said\nstring result\nhook context"; got != want {
-		t.Errorf("AllText: got %q, want %q", got, want)
-	}
+	standintest.CheckTexts(t, r, standintest.Texts{
+		System:    "plain system",
+		FirstUser: "first\nprompt",
+		// The system-role message is not the user's.
+		LastUser: "child said\nstring result",
+		All:      "plain system\nfirst\nprompt\nchild said\nstring result\nhook context",
+	})
 	if got := r.ToolResults(); len(got) != 2 || got[0].ToolUseID != "t1" {
 		t.Errorf("ToolResults: got %+v", got)
 	}
@@ -59,7 +46,7 @@ func TestRequest_Kind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := decode(t, tt.body)
+			r := standintest.Decode[messagesapi.Request](t, tt.body)
 			if got := r.IsSideRequest(); got != tt.side {
 				t.Errorf("IsSideRequest: got %v, want %v", got, tt.side)
 			}

@@ -1,78 +1,36 @@
 package messagesapi_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin/standintest"
 	"github.com/heirloom-dev/heirloom/e2e/messagesapi"
 )
 
-// mustStart starts a stand-in closed at the end of the test.
-func mustStart(tb testing.TB, script func(messagesapi.Request) messagesapi.Reply) *messagesapi.Server {
-	tb.Helper()
-	s := messagesapi.New(script)
-	if err := s.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
-	return s
-}
-
-// post sends body to the stand-in and returns the response, body read.
-func post(tb testing.TB, url, body string) (*http.Response, string) {
-	tb.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, string(b)
-}
-
-// event is one server-sent event.
+// event is one server-sent event, its data decoded.
 type event struct {
 	Name string
 	Data map[string]any
 }
 
 // parseSSE splits a server-sent event stream into events, failing tb on any
-// line that is not "event:", "data:" or blank.
+// line that is not "event:", "data:" or blank, and on data whose type is
+// not the event's name.
 func parseSSE(tb testing.TB, body string) []event {
 	tb.Helper()
 	var out []event
-	var cur event
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.Name != "" {
-				out = append(out, cur)
-			}
-			cur = event{}
-		case strings.HasPrefix(line, "event: "):
-			cur.Name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.Data); err != nil {
-				tb.Fatalf("data line %q: %v", line, err)
-			}
-			if cur.Data["type"] != cur.Name {
-				tb.Errorf("event %s carries data type %v", cur.Name, cur.Data["type"])
-			}
-		default:
-			tb.Fatalf("unexpected SSE line %q", line)
+	for _, e := range standintest.Events(tb, body) {
+		ev := event{Name: e.Name}
+		if err := json.Unmarshal([]byte(e.Data), &ev.Data); err != nil {
+			tb.Fatalf("data line %q: %v", e.Data, err)
 		}
+		if ev.Data["type"] != ev.Name {
+			tb.Errorf("event %s carries data type %v", ev.Name, ev.Data["type"])
+		}
+		out = append(out, ev)
 	}
 	return out
 }
@@ -89,8 +47,8 @@ func body(stream bool) string {
 func TestServer_Stream(t *testing.T) {
 	t.Run("Text", func(t *testing.T) {
 		text := "héllo wörld, this reply is long enough to span several deltas ✓"
-		s := mustStart(t, func(messagesapi.Request) messagesapi.Reply { return messagesapi.Text(text) })
-		resp, b := post(t, s.URL()+"/v1/messages?beta=true", body(true))
+		s := standintest.Start(t, messagesapi.New(func(messagesapi.Request) messagesapi.Reply { return messagesapi.Text(text) }))
+		resp, b := standintest.Post(t, s.URL()+"/v1/messages?beta=true", body(true))
 		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 			t.Errorf("content type %q, want text/event-stream", ct)
 		}
@@ -126,12 +84,12 @@ func TestServer_Stream(t *testing.T) {
 	})
 
 	t.Run("ToolUse", func(t *testing.T) {
-		s := mustStart(t, func(messagesapi.Request) messagesapi.Reply {
+		s := standintest.Start(t, messagesapi.New(func(messagesapi.Request) messagesapi.Reply {
 			r := messagesapi.SpawnAgent("desc", "a prompt long enough to be split", "general-purpose")
 			r.Text = "spawning"
 			return r
-		})
-		_, b := post(t, s.URL()+"/v1/messages", body(true))
+		}))
+		_, b := standintest.Post(t, s.URL()+"/v1/messages", body(true))
 		var starts []map[string]any
 		partial := map[float64]string{}
 		var stop any
@@ -168,10 +126,10 @@ func TestServer_Stream(t *testing.T) {
 }
 
 func TestServer_NoStream(t *testing.T) {
-	s := mustStart(t, func(messagesapi.Request) messagesapi.Reply {
+	s := standintest.Start(t, messagesapi.New(func(messagesapi.Request) messagesapi.Reply {
 		return messagesapi.ToolUse("Bash", map[string]string{"command": "ls"})
-	})
-	resp, b := post(t, s.URL()+"/v1/messages", body(false))
+	}))
+	resp, b := standintest.Post(t, s.URL()+"/v1/messages", body(false))
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("content type %q, want application/json", ct)
 	}
@@ -193,26 +151,26 @@ func TestServer_NoStream(t *testing.T) {
 }
 
 func TestServer_Error(t *testing.T) {
-	s := mustStart(t, func(messagesapi.Request) messagesapi.Reply {
+	s := standintest.Start(t, messagesapi.New(func(messagesapi.Request) messagesapi.Reply {
 		return messagesapi.Reply{Error: &messagesapi.Error{Status: 400, Type: "invalid_request_error", Message: "nope"}}
-	})
-	resp, b := post(t, s.URL()+"/v1/messages", body(true))
+	}))
+	resp, b := standintest.Post(t, s.URL()+"/v1/messages", body(true))
 	if resp.StatusCode != 400 || !strings.Contains(b, `"invalid_request_error"`) {
 		t.Errorf("got %d %s, want 400 invalid_request_error", resp.StatusCode, b)
 	}
 }
 
 func TestServer_Logs(t *testing.T) {
-	s := mustStart(t, nil)
-	post(t, s.URL()+"/v1/messages", body(false))
-	resp, b := post(t, s.URL()+"/v1/messages/count_tokens", body(false))
+	s := standintest.Start(t, messagesapi.New(nil))
+	standintest.Post(t, s.URL()+"/v1/messages", body(false))
+	resp, b := standintest.Post(t, s.URL()+"/v1/messages/count_tokens", body(false))
 	if resp.StatusCode != 200 || !strings.Contains(b, `"input_tokens"`) {
 		t.Errorf("count_tokens: got %d %s", resp.StatusCode, b)
 	}
-	if resp, _ := post(t, s.URL()+"/v1/other", "{}"); resp.StatusCode != 404 {
+	if resp, _ := standintest.Post(t, s.URL()+"/v1/other", "{}"); resp.StatusCode != 404 {
 		t.Errorf("unknown path: got %d, want 404", resp.StatusCode)
 	}
-	if resp, _ := post(t, s.URL()+"/v1/messages", "not json"); resp.StatusCode != 400 {
+	if resp, _ := standintest.Post(t, s.URL()+"/v1/messages", "not json"); resp.StatusCode != 400 {
 		t.Errorf("bad body: got %d, want 400", resp.StatusCode)
 	}
 
@@ -231,70 +189,4 @@ func TestServer_Logs(t *testing.T) {
 	if want := []string{"/v1/messages/count_tokens", "/v1/other", "/v1/messages"}; !slices.Equal(paths, want) {
 		t.Errorf("calls %v, want %v", paths, want)
 	}
-}
-
-func TestServer_Concurrent(t *testing.T) {
-	s := mustStart(t, nil)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			post(t, s.URL()+"/v1/messages", body(true))
-			_ = s.Requests()
-		})
-	}
-	wg.Wait()
-	if n := len(s.Requests()); n != 8 {
-		t.Errorf("got %d requests, want 8", n)
-	}
-}
-
-func TestServer_Lifecycle(t *testing.T) {
-	t.Run("CloseWithoutStart", func(t *testing.T) {
-		s := messagesapi.New(nil)
-		s.Close()
-		if err := s.Start(); err == nil {
-			t.Error("Start after Close: got nil error")
-		}
-	})
-	t.Run("CloseTwice", func(t *testing.T) {
-		s := messagesapi.New(nil)
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(); err == nil {
-			t.Error("second Start: got nil error")
-		}
-		s.Close()
-		s.Close()
-		if _, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader("{}")); err == nil {
-			t.Error("request after Close succeeded")
-		}
-	})
-	t.Run("CloseWithRequestInFlight", func(t *testing.T) {
-		release := make(chan struct{})
-		defer close(release)
-		s := messagesapi.New(func(messagesapi.Request) messagesapi.Reply {
-			<-release
-			return messagesapi.Text("late")
-		})
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() {
-			resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(body(true)))
-			if err == nil {
-				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			done <- err
-		}()
-		for len(s.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		s.Close() // must not wait for the blocked script
-		if err := <-done; err == nil {
-			t.Error("client got a whole reply, want the connection closed")
-		}
-	})
 }

@@ -17,15 +17,10 @@ package openclaw
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/npmbin"
 )
@@ -58,8 +53,6 @@ func (b Binary) Command(ctx context.Context, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, b.Node, append([]string{b.OpenClaw}, args...)...)
 }
 
-var versions sync.Map // Binary -> version string, checked once per test binary
-
 // Bin returns the OpenClaw entry point and its node: $HEIRLOOM_OPENCLAW_BIN
 // and $HEIRLOOM_OPENCLAW_NODE when set, else
 // e2e/npm/openclaw/node_modules/.bin/openclaw and
@@ -83,51 +76,21 @@ func Bin(tb testing.TB) Binary {
 	return b
 }
 
-// checkVersion runs `openclaw --version` once per pair, with a throwaway
-// HOME, TMPDIR and state dir.
+// checkVersion runs `openclaw --version` with b's node, a throwaway HOME,
+// TMPDIR and state dir. An unsupported node, or an incomplete install, says
+// why on stderr.
 func checkVersion(tb testing.TB, b Binary) error {
 	tb.Helper()
-	if _, ok := versions.Load(b); ok {
-		return nil
-	}
-	home, err := os.MkdirTemp("", "oclv")
-	if err != nil {
-		return fmt.Errorf("create temp dir: %w", err)
-	}
-	defer os.RemoveAll(home)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := b.Command(ctx, "--version")
-	cmd.Env = []string{
-		"HOME=" + home, "TMPDIR=" + home, "PATH=" + nodePath(b.Node),
-		"OPENCLAW_STATE_DIR=" + filepath.Join(home, "state"), "OPENCLAW_NO_AUTO_UPDATE=1",
-	}
-	out, err := cmd.Output()
-	if err != nil {
-		// An unsupported node, or an incomplete install, says why on stderr.
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 {
-			return fmt.Errorf("%s --version: %v: %s", b.OpenClaw, err, firstLine(string(exitErr.Stderr)))
+	_, err := npmbin.Version(tb, []string{b.Node, b.OpenClaw, "--version"}, func(home string) []string {
+		return []string{
+			"HOME=" + home, "TMPDIR=" + home, "PATH=" + nodePath(b.Node),
+			"OPENCLAW_STATE_DIR=" + filepath.Join(home, "state"), "OPENCLAW_NO_AUTO_UPDATE=1",
 		}
-		return fmt.Errorf("%s --version: %w", b.OpenClaw, err)
-	}
-	v := strings.TrimSpace(string(out))
-	versions.Store(b, v)
-	tb.Logf("%s (%s, node %s)", v, b.OpenClaw, b.Node)
-	return nil
+	})
+	return err
 }
 
 // nodePath returns $PATH with node's directory first.
 func nodePath(node string) string {
 	return filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH")
-}
-
-// firstLine returns the first non-blank line of s.
-func firstLine(s string) string {
-	for line := range strings.SplitSeq(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	return ""
 }

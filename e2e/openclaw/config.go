@@ -1,14 +1,53 @@
 package openclaw
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"net/url"
-	"os"
-	"path/filepath"
-	"slices"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
+
+// DefaultStartTimeout bounds Start's wait for a ready Gateway when
+// Options.StartTimeout is zero. A first start loads about 600 MB of
+// JavaScript and its bundled plugins: 8–15 s on a loaded two-core machine.
+const DefaultStartTimeout = 2 * time.Minute
+
+// Options configures one Gateway.
+type Options struct {
+	// ProviderURL is the chat-completions stand-in's base URL,
+	// "http://127.0.0.1:PORT/v1" (chatapi.Server.BaseURL). Required. Its
+	// root is also set as the HTTP(S) proxy for every non-loopback host, so
+	// any stray outbound request reaches the stand-in as a CONNECT (see
+	// chatapi.Server.Calls) instead of the network.
+	ProviderURL string
+	// Token is the shared Gateway token; "" makes a random one.
+	Token string
+	// Home is the private HOME, holding the state directory (.openclaw) and
+	// the agent workspace; "" makes a new temp dir. Reuse a Gateway's Home to
+	// restart it on the same sessions: an existing config file is kept as it
+	// is (with what an installer added to it), not rewritten, and its token
+	// is used unless Token is set.
+	Home string
+	// Config holds extra config keys, merged into Config at every depth.
+	Config map[string]any
+	// PluginPaths are plugin directories or files the Gateway loads
+	// (plugins.load.paths), in addition to what is installed in the state
+	// directory's extensions/.
+	PluginPaths []string
+	// Plugins is plugins.entries: per-plugin settings by plugin id, such as
+	// {"heirloom": {"enabled": true, "config": {...}}}.
+	Plugins map[string]any
+	// Env adds to or overrides the environment built by Env; a key mapped to
+	// "" is removed.
+	Env map[string]string
+	// StartTimeout bounds the wait until the Gateway is ready; zero means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Port, when not zero, is the loopback port to listen on instead of a
+	// free one picked at the start. A port that is taken is tried again for
+	// a few seconds (a killed Gateway's may take a moment to free), never
+	// swapped for another.
+	Port int
+}
 
 // The provider and model every Gateway is configured with.
 const (
@@ -113,7 +152,7 @@ func merge(dst, src map[string]any) map[string]any {
 //	HTTPS_PROXY, HTTP_PROXY (and lower case)=proxyURL, NO_PROXY=loopback
 //	                                for child processes
 func Env(home, tmp, stateDir, configPath, proxyURL, node string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"HOME":                         home,
 		"TMPDIR":                       tmp,
 		"PATH":                         nodePath(node),
@@ -128,46 +167,7 @@ func Env(home, tmp, stateDir, configPath, proxyURL, node string) map[string]stri
 		"OPENCLAW_EXEC_SHELL_SNAPSHOT": "0",
 		"OPENCLAW_OFFLINE":             "1",
 		"OPENCLAW_PROXY_URL":           proxyURL,
-		"HTTPS_PROXY":                  proxyURL,
-		"HTTP_PROXY":                   proxyURL,
-		"https_proxy":                  proxyURL,
-		"http_proxy":                   proxyURL,
-		"NO_PROXY":                     "127.0.0.1,localhost,::1",
-		"no_proxy":                     "127.0.0.1,localhost,::1",
 	}
-}
-
-// proxyFor returns the root URL ("http://host:port") of providerURL, where
-// stray requests are sent as to a proxy.
-func proxyFor(providerURL string) (string, error) {
-	u, err := url.Parse(providerURL)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("provider URL %q: want http://HOST:PORT/v1", providerURL)
-	}
-	return u.Scheme + "://" + u.Host, nil
-}
-
-// writeJSON writes v to path, indented, creating the directory. The file is
-// private: the config holds the Gateway token.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("marshal %s: %w", filepath.Base(path), err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create dir of %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// environ turns env into KEY=VALUE pairs in a stable order.
-func environ(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
+	proc.SetProxy(env, proxyURL)
+	return env
 }

@@ -418,19 +418,6 @@ func TestBin_OldNode(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	tl := newTail(10)
-	for _, l := range []string{"aaaa", "bbbb", "cccc"} {
-		tl.WriteLine(l)
-	}
-	if got := tl.String(); got != "bbbb\ncccc\n" {
-		t.Errorf("got %q", got)
-	}
-	if (*tail)(nil).String() != "" {
-		t.Error("nil tail")
-	}
-}
-
 // fakeBin points Bin at a node that answers --version, for tests of New that
 // need no Gateway.
 func fakeBin(t *testing.T) {

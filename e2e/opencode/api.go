@@ -92,7 +92,7 @@ func (s *Server) Do(ctx context.Context, method, path string, body, out any) err
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.url+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, s.URL()+path, rd)
 	if err != nil {
 		return fmt.Errorf("build %s %s: %w", method, path, err)
 	}

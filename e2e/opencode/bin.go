@@ -12,15 +12,8 @@
 package opencode
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/npmbin"
 )
@@ -34,8 +27,6 @@ const (
 	RequireEnv = npmbin.RequireEnv
 )
 
-var versions sync.Map // binary path -> version string, checked once per test binary
-
 // Bin returns the path of the OpenCode binary: $HEIRLOOM_OPENCODE_BIN when
 // set, else e2e/npm/node_modules/.bin/opencode under the module root. When
 // the binary is absent, or is still the placeholder npm installs before the
@@ -45,53 +36,8 @@ var versions sync.Map // binary path -> version string, checked once per test bi
 // a path.
 func Bin(tb testing.TB) string {
 	tb.Helper()
-	path, err := npmbin.Find(BinEnv, "opencode")
-	if err == nil {
-		err = checkVersion(tb, path)
-	}
-	if err != nil {
-		npmbin.Missing(tb, "opencode", err)
-	}
-	return path
-}
-
-// checkVersion runs `opencode --version` once per path, with a throwaway
-// HOME (any opencode run creates its config, cache and data dirs there).
-func checkVersion(tb testing.TB, path string) error {
-	tb.Helper()
-	if _, ok := versions.Load(path); ok {
-		return nil
-	}
-	home, err := os.MkdirTemp("", "ocv")
-	if err != nil {
-		return fmt.Errorf("create temp dir: %w", err)
-	}
-	defer os.RemoveAll(home)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home}
-	out, err := cmd.Output()
-	if err != nil {
-		// The placeholder prints why on stderr ("postinstall script was not run").
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 {
-			return fmt.Errorf("%s --version: %v: %s", path, err, firstLine(string(exitErr.Stderr)))
-		}
-		return fmt.Errorf("%s --version: %w", path, err)
-	}
-	v := strings.TrimSpace(string(out))
-	versions.Store(path, v)
-	tb.Logf("opencode %s (%s)", v, path)
-	return nil
-}
-
-// firstLine returns the first non-blank line of s.
-func firstLine(s string) string {
-	for line := range strings.SplitSeq(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	return ""
+	// Any opencode run creates its config, cache and data dirs in HOME.
+	return npmbin.Bin(tb, BinEnv, "opencode", func(home string) []string {
+		return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home}
+	})
 }

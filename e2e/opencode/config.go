@@ -1,16 +1,55 @@
 package opencode
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
+
+// DefaultStartTimeout bounds Serve's wait for a ready server when
+// Options.StartTimeout is zero. A first start reads a 185 MB binary and
+// builds its database; on a loaded machine that takes several seconds.
+const DefaultStartTimeout = 2 * time.Minute
+
+// Options configures one `opencode serve`.
+type Options struct {
+	// ProviderURL is the chat-completions stand-in's base URL,
+	// "http://127.0.0.1:PORT/v1" (chatapi.Server.BaseURL). Required. Its
+	// root is also set as the HTTP(S) proxy for every non-loopback host, so
+	// any stray outbound request reaches the stand-in as a CONNECT (see
+	// chatapi.Server.Calls) instead of the network.
+	ProviderURL string
+	// Dir is the project directory the server runs in, a git repository;
+	// "" makes one with NewProject. opencode.json there is overwritten.
+	Dir string
+	// Home is the private HOME; "" makes a new temp dir. Reuse a Server's
+	// Home and Dir to restart it on the same sessions.
+	Home string
+	// Plugins are files copied into Dir/.opencode/plugin/ before the start
+	// (OpenCode loads plugins only when it starts).
+	Plugins []string
+	// Config holds extra top-level opencode.json keys (see Config).
+	Config map[string]any
+	// Env adds to or overrides the environment built by Env; a key mapped to
+	// "" is removed.
+	Env map[string]string
+	// StartTimeout bounds the wait until the server answers; zero means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Port, when not zero, is the loopback port to listen on instead of a
+	// free one picked at the start. With a Server's Port, Dir and Home a
+	// restarted server keeps its URL and its sessions, so a client that
+	// was following it can reconnect. A port that is taken is tried again
+	// for a few seconds (a killed server's may take a moment to free),
+	// never swapped for another.
+	Port int
+}
 
 // The provider and model every served project is configured with.
 const (
@@ -65,7 +104,7 @@ func Config(providerURL string, extra map[string]any) map[string]any {
 // Serve also seeds each config dir so that OpenCode does not try to npm
 // install @opencode-ai/plugin there (see seedConfigDir).
 func Env(home, tmp, proxyURL string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"HOME":                          home,
 		"TMPDIR":                        tmp,
 		"PATH":                          os.Getenv("PATH"),
@@ -75,13 +114,9 @@ func Env(home, tmp, proxyURL string) map[string]string {
 		"OPENCODE_DISABLE_MODELS_FETCH": "1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
 		"OPENCODE_DISABLE_SHARE":        "1",
-		"HTTPS_PROXY":                   proxyURL,
-		"HTTP_PROXY":                    proxyURL,
-		"https_proxy":                   proxyURL,
-		"http_proxy":                    proxyURL,
-		"NO_PROXY":                      "127.0.0.1,localhost,::1",
-		"no_proxy":                      "127.0.0.1,localhost,::1",
 	}
+	proc.SetProxy(env, proxyURL)
+	return env
 }
 
 // NewProject returns a new temp dir of tb holding a git repository with
@@ -102,31 +137,6 @@ func NewProject(tb testing.TB) string {
 	git("init", "-q")
 	git("commit", "-q", "--allow-empty", "-m", "init")
 	return dir
-}
-
-// proxyFor returns the root URL ("http://host:port") of providerURL, where
-// stray requests are sent as to a proxy.
-func proxyFor(providerURL string) (string, error) {
-	u, err := url.Parse(providerURL)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("provider URL %q: want http://HOST:PORT/v1", providerURL)
-	}
-	return u.Scheme + "://" + u.Host, nil
-}
-
-// writeJSON writes v to path, indented, creating the directory.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("marshal %s: %w", filepath.Base(path), err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create dir of %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // seedConfigDir makes OpenCode treat dir (a config directory: the global
@@ -150,7 +160,7 @@ func seedConfigDir(dir string) error {
 			"": map[string]any{"dependencies": map[string]string{"@opencode-ai/plugin": "*"}},
 		},
 	}
-	return writeJSON(filepath.Join(dir, "package-lock.json"), lock)
+	return proc.WriteJSON(filepath.Join(dir, "package-lock.json"), lock, 0o644)
 }
 
 // copyPlugins copies each file of plugins into dir/.opencode/plugin/,
@@ -173,13 +183,4 @@ func copyPlugins(dir string, plugins []string) error {
 		}
 	}
 	return nil
-}
-
-// environ turns env into KEY=VALUE pairs in a stable order.
-func environ(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }

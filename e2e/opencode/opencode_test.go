@@ -147,16 +147,3 @@ func TestBin_Placeholder(t *testing.T) {
 		t.Error("Bin did not skip the placeholder")
 	}
 }
-
-func TestTail(t *testing.T) {
-	tl := newTail(10)
-	for _, l := range []string{"aaaa", "bbbb", "cccc"} {
-		tl.WriteLine(l)
-	}
-	if got := tl.String(); got != "bbbb\ncccc\n" {
-		t.Errorf("got %q", got)
-	}
-	if (*tail)(nil).String() != "" {
-		t.Error("nil tail")
-	}
-}

@@ -1,12 +1,9 @@
 package opencode
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,52 +11,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/proc"
 )
 
-// DefaultStartTimeout bounds Serve's wait for a ready server when
-// Options.StartTimeout is zero. A first start reads a 185 MB binary and
-// builds its database; on a loaded machine that takes several seconds.
-const DefaultStartTimeout = 2 * time.Minute
-
-// Options configures one `opencode serve`.
-type Options struct {
-	// ProviderURL is the chat-completions stand-in's base URL,
-	// "http://127.0.0.1:PORT/v1" (chatapi.Server.BaseURL). Required. Its
-	// root is also set as the HTTP(S) proxy for every non-loopback host, so
-	// any stray outbound request reaches the stand-in as a CONNECT (see
-	// chatapi.Server.Calls) instead of the network.
-	ProviderURL string
-	// Dir is the project directory the server runs in, a git repository;
-	// "" makes one with NewProject. opencode.json there is overwritten.
-	Dir string
-	// Home is the private HOME; "" makes a new temp dir. Reuse a Server's
-	// Home and Dir to restart it on the same sessions.
-	Home string
-	// Plugins are files copied into Dir/.opencode/plugin/ before the start
-	// (OpenCode loads plugins only when it starts).
-	Plugins []string
-	// Config holds extra top-level opencode.json keys (see Config).
-	Config map[string]any
-	// Env adds to or overrides the environment built by Env; a key mapped to
-	// "" is removed.
-	Env map[string]string
-	// StartTimeout bounds the wait until the server answers; zero means
-	// DefaultStartTimeout.
-	StartTimeout time.Duration
-	// Port, when not zero, is the loopback port to listen on instead of a
-	// free one picked at the start. With a Server's Port, Dir and Home a
-	// restarted server keeps its URL and its sessions, so a client that
-	// was following it can reconnect. A port that is taken is tried again
-	// for a few seconds (a killed server's may take a moment to free),
-	// never swapped for another.
-	Port int
-}
-
 // Server is a running `opencode serve`. Serve starts it; it is killed when
-// the test ends, or earlier by Close or Kill.
+// the test ends, or earlier by Close or Kill. Its output (--print-logs: the
+// log lines go to stderr) is kept for Logs.
 type Server struct {
 	// Dir and Home are the project directory and HOME it runs with.
 	Dir, Home string
@@ -67,25 +28,22 @@ type Server struct {
 	// of the project instance (GET /session).
 	Started time.Duration
 
-	url    string
 	client *http.Client
-	cmd    *exec.Cmd
-	out    *tail
-	exited chan struct{} // closed once the process has been waited for and its output read
-	once   sync.Once
+	srv    proc.Server
 }
 
 // listening matches the line opencode serve prints once it listens.
-var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+var listening = regexp.MustCompile(`listening on http://127\.0\.0\.1:\d+`)
 
 // Serve starts `opencode serve --hostname 127.0.0.1 --port P --print-logs`
 // in opts.Dir with the environment of Env, after writing opencode.json (see
 // Config), copying opts.Plugins and seeding the config dirs. It returns once
 // the project instance answers: a fresh server bootstraps the instance on
-// its first request, and offline that request can hang, so Serve polls with
-// a per-request timeout until opts.StartTimeout. It skips tb when the binary
-// is absent (Bin) and fails tb when the server does not come up; the
-// server's output is logged when tb has failed by the time it ends.
+// its first request, and offline that request can hang, so once the server
+// prints that it listens Serve polls GET /session with a per-request
+// timeout until opts.StartTimeout. It skips tb when the binary is absent
+// (Bin) and fails tb when the server does not come up; the server's output
+// is logged when tb has failed by the time it ends.
 //
 // The port is a free one picked just before the start: `--port 0` does not
 // pick one (OpenCode 1.18 then listens on its default, 4096). A start that
@@ -94,11 +52,11 @@ var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 	tb.Helper()
 	bin := Bin(tb)
-	proxy, err := proxyFor(opts.ProviderURL)
+	proxy, err := proc.ProxyFor(opts.ProviderURL)
 	if err != nil {
 		tb.Fatalf("opencode.Serve: %v", err)
 	}
-	s := &Server{Dir: opts.Dir, Home: opts.Home}
+	s := &Server{Dir: opts.Dir, Home: opts.Home, client: &http.Client{Transport: &http.Transport{Proxy: nil}}}
 	if s.Dir == "" {
 		s.Dir = NewProject(tb)
 	}
@@ -106,63 +64,49 @@ func Serve(tb testing.TB, ctx context.Context, opts Options) *Server {
 		s.Home = tb.TempDir()
 	}
 	env := Env(s.Home, tb.TempDir(), proxy)
-	for k, v := range opts.Env {
-		if v == "" {
-			delete(env, k)
-		} else {
-			env[k] = v
-		}
-	}
+	proc.Override(env, opts.Env)
 	if err := prepare(s.Dir, globalConfigDir(env), opts); err != nil {
 		tb.Fatal(err)
 	}
-	timeout := opts.StartTimeout
-	if timeout == 0 {
-		timeout = DefaultStartTimeout
-	}
-	s.client = &http.Client{Transport: &http.Transport{Proxy: nil}}
-
-	start := time.Now()
-	deadline := start.Add(timeout)
-	for attempt := 1; ; attempt++ {
-		err := s.start(ctx, bin, env, opts.Port, deadline)
-		if err == nil {
-			break
-		}
-		var lost *portLostError
-		if errors.As(err, &lost) && opts.Port == 0 && attempt < 3 {
-			tb.Logf("opencode serve: %v; retrying on another port", err)
-			continue
-		}
-		if errors.As(err, &lost) && opts.Port != 0 && attempt < fixedPortAttempts && time.Now().Before(deadline) {
-			tb.Logf("opencode serve: %v; retrying on the same port", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(fixedPortRetry):
+	var listened atomic.Bool // by the current attempt
+	s.Started = s.srv.Start(tb, ctx, proc.Launch{
+		Name:    "opencode serve in " + s.Dir,
+		Port:    opts.Port,
+		Timeout: cmp.Or(opts.StartTimeout, DefaultStartTimeout),
+		Grace:   5 * time.Second,
+		Command: func(port int) *exec.Cmd {
+			listened.Store(false)
+			cmd := exec.CommandContext(ctx, bin, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port), "--print-logs")
+			cmd.Dir = s.Dir
+			cmd.Env = proc.Environ(env)
+			return cmd
+		},
+		OnLine: func(line string) {
+			if listening.MatchString(line) {
+				listened.Store(true)
 			}
-			continue
-		}
-		s.stop()
-		tb.Fatalf("opencode serve in %s: %v\noutput:\n%s", s.Dir, err, s.out.String())
-	}
-	tb.Cleanup(func() {
-		s.Close()
-		if tb.Failed() {
-			tb.Logf("opencode serve output (%s):\n%s", s.url, s.out.String())
-		}
+		},
+		Ready: func(ctx context.Context) error {
+			if !listened.Load() {
+				return errors.New("no \"listening on\" line yet")
+			}
+			// GET /session makes the server bootstrap the project instance.
+			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			return s.Do(ctx, http.MethodGet, "/session", nil, nil)
+		},
+		// A taken port makes 1.18.33 exit 1 printing only "ServeError".
+		PortTaken: func(logs string) bool {
+			return strings.Contains(logs, "ServeError") || strings.Contains(logs, "EADDRINUSE")
+		},
 	})
-	if err := s.waitReady(ctx, deadline); err != nil {
-		tb.Fatalf("opencode serve at %s: %v", s.url, err)
-	}
-	s.Started = time.Since(start)
-	tb.Logf("opencode serve at %s ready in %v", s.url, s.Started.Round(time.Millisecond))
 	return s
 }
 
 // prepare writes opencode.json, copies the plugins and seeds the config
 // dirs that OpenCode would otherwise npm install into.
 func prepare(dir, globalConfig string, opts Options) error {
-	if err := writeJSON(filepath.Join(dir, "opencode.json"), Config(opts.ProviderURL, opts.Config)); err != nil {
+	if err := proc.WriteJSON(filepath.Join(dir, "opencode.json"), Config(opts.ProviderURL, opts.Config), 0o644); err != nil {
 		return err
 	}
 	if err := copyPlugins(dir, opts.Plugins); err != nil {
@@ -186,203 +130,20 @@ func globalConfigDir(env map[string]string) string {
 	return filepath.Join(env["HOME"], ".config", "opencode")
 }
 
-// portLostError reports a start that failed because the port was taken.
-type portLostError struct{ port int }
-
-func (e *portLostError) Error() string { return fmt.Sprintf("port %d already in use", e.port) }
-
-// How often, and how far apart, a start on a fixed port (Options.Port) is
-// tried while the port is taken.
-const (
-	fixedPortAttempts = 10
-	fixedPortRetry    = 500 * time.Millisecond
-)
-
-// start runs the process on port, or on a free one when port is zero, and
-// waits for its "listening" line. On failure the process has exited or been
-// killed.
-func (s *Server) start(ctx context.Context, bin string, env map[string]string, port int, deadline time.Time) error {
-	if port == 0 {
-		var err error
-		if port, err = freePort(); err != nil {
-			return err
-		}
-	}
-	// Locals, not fields, in the goroutines: a retry replaces the fields
-	// while the last attempt's goroutines may still be finishing.
-	out, exited := newTail(1<<20), make(chan struct{})
-	cmd := exec.CommandContext(ctx, bin, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port), "--print-logs")
-	cmd.Dir = s.Dir
-	cmd.Env = environ(env)
-	startGroup(cmd)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	s.cmd, s.out, s.exited = cmd, out, exited
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		pw.Close() // ends the reader below, which then closes exited
-	}()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			out.WriteLine(line)
-			if m := listening.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr) // an over-long line: keep draining
-		close(exited)
-	}()
-
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case u := <-found:
-		s.url = u
-		return nil
-	case <-exited:
-		// A taken port makes 1.18.33 exit 1 printing only "ServeError".
-		if text := out.String(); strings.Contains(text, "ServeError") || strings.Contains(text, "EADDRINUSE") {
-			return &portLostError{port: port}
-		}
-		return fmt.Errorf("exited before listening (%v)", cmd.ProcessState)
-	case <-timer.C:
-		s.stop()
-		return errors.New("no \"listening on\" line before the start timeout")
-	case <-ctx.Done():
-		s.stop()
-		return context.Cause(ctx)
-	}
-}
-
-// waitReady polls GET /session, which makes the server bootstrap the
-// project instance, until it answers 200 or deadline passes.
-func (s *Server) waitReady(ctx context.Context, deadline time.Time) error {
-	var last error
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		rctx, cancel := context.WithTimeout(ctx, min(20*time.Second, time.Until(deadline)))
-		err := s.Do(rctx, http.MethodGet, "/session", nil, nil)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-s.exited:
-			return fmt.Errorf("exited while starting (%v); last error: %v", s.cmd.ProcessState, last)
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(wait):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready before the start timeout: %w", last)
-		}
-	}
-}
-
 // URL returns the server's base URL, "http://127.0.0.1:PORT".
-func (s *Server) URL() string { return s.url }
+func (s *Server) URL() string { return s.srv.URL() }
 
 // Port returns the port the server listens on, for Options.Port of a
-// restart that must keep the URL; 0 when the URL names none.
-func (s *Server) Port() int {
-	i := strings.LastIndexByte(s.url, ':')
-	if i < 0 {
-		return 0
-	}
-	port, err := strconv.Atoi(s.url[i+1:])
-	if err != nil {
-		return 0
-	}
-	return port
-}
+// restart that must keep the URL.
+func (s *Server) Port() int { return s.srv.Port() }
 
-// Logs returns the last MiB of the server's output (--print-logs: its log
-// lines go to stderr).
-func (s *Server) Logs() string { return s.out.String() }
+// Logs returns the last MiB of the server's output.
+func (s *Server) Logs() string { return s.srv.Logs() }
 
 // Close stops the server: SIGTERM to its process group, then SIGKILL if it
-// has not exited within five seconds. Safe to call twice.
-func (s *Server) Close() {
-	s.once.Do(func() {
-		if s.cmd == nil || s.cmd.Process == nil {
-			return
-		}
-		terminateGroup(s.cmd)
-		select {
-		case <-s.exited:
-		case <-time.After(5 * time.Second):
-		}
-		s.stop()
-	})
-}
+// has not exited within five seconds. Safe to call twice, and after Kill.
+func (s *Server) Close() { s.srv.Close() }
 
 // Kill kills the server's process group at once, as a crash would, and
-// waits for it to exit. Close after Kill does nothing.
-func (s *Server) Kill() {
-	s.once.Do(s.stop)
-}
-
-// stop kills the process group and waits for the process.
-func (s *Server) stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	killGroup(s.cmd)
-	<-s.exited
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail keeps the last max bytes of the lines written to it. Safe for
-// concurrent use.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-	size  int
-	max   int
-}
-
-func newTail(max int) *tail { return &tail{max: max} }
-
-// WriteLine appends one line, dropping the oldest past the limit.
-func (t *tail) WriteLine(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	t.size += len(line) + 1
-	for t.size > t.max && len(t.lines) > 1 {
-		t.size -= len(t.lines[0]) + 1
-		t.lines = t.lines[1:]
-	}
-}
-
-// String returns the kept lines, newline-terminated.
-func (t *tail) String() string {
-	if t == nil {
-		return ""
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return ""
-	}
-	return strings.Join(t.lines, "\n") + "\n"
-}
+// waits for it to exit.
+func (s *Server) Kill() { s.srv.Kill() }

@@ -1,12 +1,29 @@
 package chatapi
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"unicode/utf8"
-)
+import "github.com/heirloom-dev/heirloom/e2e/internal/standin"
+
+// FinishReason returns the finish_reason the reply is sent with.
+func (r Reply) FinishReason() string {
+	if r.Tool != nil {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// wireCall returns the reply's tool call in wire form with its arguments
+// marshalled, or nil when it has none. id is used when Tool.ID is zero.
+func (r Reply) wireCall(id string) (*ToolCallWire, error) {
+	if r.Tool == nil {
+		return nil, nil
+	}
+	t, err := standin.NewToolUse(r.Tool.ID, id, r.Tool.Name, r.Tool.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	w := &ToolCallWire{ID: t.ID, Type: "function"}
+	w.Function.Name, w.Function.Arguments = t.Name, string(t.Input)
+	return w, nil
+}
 
 // completion is one answer, before it is written whole or streamed.
 type completion struct {
@@ -25,10 +42,9 @@ type usage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// newUsage turns byte counts into plausible token counts (about four bytes
-// a token, at least one each).
+// newUsage turns byte counts into plausible token counts.
 func newUsage(in, out int) usage {
-	u := usage{PromptTokens: in/4 + 1, CompletionTokens: out/4 + 1}
+	u := usage{PromptTokens: standin.Tokens(in), CompletionTokens: standin.Tokens(out)}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
 }
@@ -63,43 +79,15 @@ func (c completion) chunk(delta map[string]any, finish any) map[string]any {
 	}
 }
 
-// chunkSize is the most bytes of text or tool arguments sent in one delta,
-// so a reply arrives in several deltas as it does from a real API.
-const chunkSize = 16
-
-// stream writes c as server-sent events, flushing after each, and stops
-// early when ctx ends (client gone or server closing): a role delta, the
+// stream writes c to st, stopping early when st ends: a role delta, the
 // text in pieces, the tool call (id and name first, then its arguments in
 // pieces), a finish chunk, a usage chunk when withUsage, then [DONE].
-func (c completion) stream(ctx context.Context, w http.ResponseWriter, withUsage bool) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-
-	send := func(data any) bool {
-		if ctx.Err() != nil {
-			return false
-		}
-		b, ok := data.([]byte)
-		if !ok {
-			var err error
-			if b, err = json.Marshal(data); err != nil {
-				return false
-			}
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-
+func (c completion) stream(st *standin.Stream, withUsage bool) {
+	send := func(data any) bool { return st.Send("", data) }
 	if !send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
 		return
 	}
-	for _, p := range chunks(c.Text) {
+	for _, p := range standin.Chunks(c.Text) {
 		if !send(c.chunk(map[string]any{"content": p}, nil)) {
 			return
 		}
@@ -110,7 +98,7 @@ func (c completion) stream(ctx context.Context, w http.ResponseWriter, withUsage
 		if !send(c.chunk(map[string]any{"tool_calls": []any{first}}, nil)) {
 			return
 		}
-		for _, p := range chunks(c.Call.Function.Arguments) {
+		for _, p := range standin.Chunks(c.Call.Function.Arguments) {
 			piece := map[string]any{"index": 0, "function": map[string]any{"arguments": p}}
 			if !send(c.chunk(map[string]any{"tool_calls": []any{piece}}, nil)) {
 				return
@@ -128,18 +116,4 @@ func (c completion) stream(ctx context.Context, w http.ResponseWriter, withUsage
 		}
 	}
 	send([]byte("[DONE]"))
-}
-
-// chunks splits s into pieces of at most chunkSize bytes at rune boundaries.
-func chunks(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		n := min(chunkSize, len(s))
-		for n < len(s) && !utf8.RuneStart(s[n]) {
-			n++
-		}
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	return out
 }

@@ -1,12 +1,45 @@
 package messagesapi
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"unicode/utf8"
+
+	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
+
+// StopReason returns the stop_reason the reply is sent with.
+func (r Reply) StopReason() string {
+	if r.Tool != nil {
+		return "tool_use"
+	}
+	return "end_turn"
+}
+
+// block is a content block of a reply, as the API writes it.
+type block struct {
+	Type  string          `json:"type"`
+	Text  *string         `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// blocks returns the reply's content blocks with tool input marshalled.
+// A reply with neither text nor tool gets one empty text block.
+func (r Reply) blocks(toolID string) ([]block, error) {
+	var out []block
+	if r.Text != "" || r.Tool == nil {
+		t := r.Text
+		out = append(out, block{Type: "text", Text: &t})
+	}
+	if r.Tool != nil {
+		t, err := standin.NewToolUse(r.Tool.ID, toolID, r.Tool.Name, r.Tool.Input)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, block{Type: "tool_use", ID: t.ID, Name: t.Name, Input: t.Input})
+	}
+	return out, nil
+}
 
 // message is an assistant message as the API sends it.
 type message struct {
@@ -50,34 +83,10 @@ func (m message) wire() map[string]any {
 	}
 }
 
-// chunkSize is the most bytes of text or tool JSON sent in one delta, so a
-// reply arrives in several deltas as it does from the real API.
-const chunkSize = 16
-
-// stream writes msg with its content as server-sent events, flushing after
-// each event, and stops early when ctx ends (client gone or server closing).
-func stream(ctx context.Context, w http.ResponseWriter, msg message, content []block) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-
-	send := func(event string, data any) bool {
-		if ctx.Err() != nil {
-			return false
-		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			return false
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-
+// stream writes msg with its content as events to st, stopping early when
+// st ends.
+func stream(st *standin.Stream, msg message, content []block) {
+	send := func(event string, data any) bool { return st.Send(event, data) }
 	start := msg
 	start.StopReason = ""
 	start.Usage.OutputTokens = 1
@@ -92,10 +101,10 @@ func stream(ctx context.Context, w http.ResponseWriter, msg message, content []b
 		switch b.Type {
 		case "text":
 			first = map[string]any{"type": "text", "text": ""}
-			pieces, deltaType, field = chunks(*b.Text), "text_delta", "text"
+			pieces, deltaType, field = standin.Chunks(*b.Text), "text_delta", "text"
 		case "tool_use":
 			first = map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}
-			pieces, deltaType, field = chunks(string(b.Input)), "input_json_delta", "partial_json"
+			pieces, deltaType, field = standin.Chunks(string(b.Input)), "input_json_delta", "partial_json"
 		}
 		if !send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": first}) {
 			return
@@ -118,18 +127,4 @@ func stream(ctx context.Context, w http.ResponseWriter, msg message, content []b
 		return
 	}
 	send("message_stop", map[string]string{"type": "message_stop"})
-}
-
-// chunks splits s into pieces of at most chunkSize bytes at rune boundaries.
-func chunks(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		n := min(chunkSize, len(s))
-		for n < len(s) && !utf8.RuneStart(s[n]) {
-			n++
-		}
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	return out
 }
