@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 
@@ -20,8 +21,22 @@ type HookCommand struct {
 }
 
 // Run relays one hook call; after "--" it also wraps an existing hook command (hookshim.Main says
-// how). Misuse still prints the empty reply, since a hook must never block.
+// how). The harnesses it relays are those registered with hooks; misuse still prints the empty
+// reply, since a hook must never block.
 func (c *HookCommand) Run(ctx context.Context, args []string) int {
+	if len(args) > 0 {
+		if h, ok := harnesses().Get(args[0]); !ok || h.Hooks == nil {
+			var names []string
+			for _, h := range harnesses().All() {
+				if h.Hooks != nil {
+					names = append(names, h.Name)
+				}
+			}
+			fmt.Fprintf(c.Stderr, "heirloom: no hooks of harness %q: heirloom hook takes %s [-- CMD ARGS…] (hook JSON on stdin); replying {}\n", args[0], strings.Join(names, " | "))
+			fmt.Fprintln(c.Stdout, "{}")
+			return 0
+		}
+	}
 	return hookshim.Main(ctx, "heirloom hook", args, c.Env, c.Stdin, c.Stdout, c.Stderr)
 }
 

@@ -110,3 +110,42 @@ func TestInstallOpenClaw(t *testing.T) {
 		t.Errorf("JSON5 config changed:\n%s", b)
 	}
 }
+
+// TestInstall_LightHookBinary: with heirloom-hook installed beside heirloom (go install puts them
+// in one directory), the hooks run it rather than `heirloom hook`; --hooks http writes http
+// hooks that reach the given sidecar.
+func TestInstall_LightHookBinary(t *testing.T) {
+	dir := t.TempDir()
+	bin, light := filepath.Join(dir, "heirloom"), filepath.Join(dir, "heirloom-hook")
+	for out, pkg := range map[string]string{bin: ".", light: "./cmd/heirloom-hook"} {
+		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	project := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("heirloom %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("install", "claude-code", "--project", project)
+	settings, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
+	if err != nil || !strings.Contains(string(settings), `"`+light+` claude-code"`) {
+		t.Fatalf("settings.json: want %s claude-code: %v\n%s", light, err, settings)
+	}
+	out := run("install", "claude-code", "--project", project, "--hooks", "http", "--url", "http://127.0.0.1:7999")
+	settings, _ = os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
+	if !strings.Contains(out, "http://127.0.0.1:7999/hooks/claude-code") || !strings.Contains(string(settings), `"url": "http://127.0.0.1:7999/hooks/claude-code"`) ||
+		!strings.Contains(string(settings), `"`+light+` claude-code"`) {
+		t.Fatalf("http install:\n%s\n%s", out, settings)
+	}
+	cmd := exec.Command(bin, "install", "claude-code", "--hooks", "carrier-pigeon")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "want command or http") {
+		t.Fatalf("bad --hooks: err %v, output %s", err, out)
+	}
+}

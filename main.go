@@ -20,10 +20,11 @@ Usage:
   heirloom serve [flags]              run the sidecar (127.0.0.1:7433, data in ~/.local/share/heirloom)
   heirloom hook claude-code           command-hook shim: hook JSON on stdin, reply on stdout
   heirloom hook claude-code -- CMD…   the same, in front of an existing hook command: its reply merged after heirloom's
+                                      (heirloom-hook claude-code is the same shim as a light binary of its own)
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom runs [flags]               list sub-agent runs, newest first
   heirloom checkpoint KEY [flags]     take a checkpoint of session KEY now and print it
-  heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --dry-run)
+  heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --hooks http, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
   heirloom install openclaw           add heirloom's plugin to OpenClaw's config (--url URL, --dry-run)
   heirloom config show [flags]        print the effective configuration and where each value came from

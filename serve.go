@@ -170,6 +170,19 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
 	srv.HookTimeout = cfg.Server.HookTimeout
 	srv.Registry = m.Registry
+	for _, oc := range cfg.Adapters.OpenCode.Servers {
+		client := opencode.NewClient(oc.URL, eng)
+		client.Password, client.Directory = oc.Password, oc.Directory
+		if client.Password == "" {
+			client.Password = m.OpenCodePassword
+		}
+		client.Logger = m.Logger.Named("opencode").With("server", oc.URL)
+		m.OpenCode = append(m.OpenCode, client)
+		srv.Streams = append(srv.Streams, proxy.NamedStream{Harness: opencode.Harness, Target: oc.URL, Stream: client})
+	}
+	if m.OpenClaw != nil {
+		srv.Streams = append(srv.Streams, proxy.NamedStream{Harness: openclaw.Harness, Target: cfg.Adapters.OpenClaw.URL, Stream: m.OpenClaw})
+	}
 	if up := cfg.Adapters.ClaudeCode.Upstream; up.URL != "" {
 		u := &proxy.Upstream{URL: up.URL, Timeout: up.Timeout, Token: up.Token, Header: http.Header{}}
 		for name, value := range up.Headers {
@@ -181,17 +194,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Server = srv
-	for _, oc := range cfg.Adapters.OpenCode.Servers {
-		client := opencode.NewClient(oc.URL, eng)
-		client.Password, client.Directory = oc.Password, oc.Directory
-		if client.Password == "" {
-			client.Password = m.OpenCodePassword
+	for _, c := range m.OpenCode {
+		if err := c.Open(ctx); err != nil {
+			return fmt.Errorf("follow OpenCode server %s: %w", c.URL, err)
 		}
-		client.Logger = m.Logger.Named("opencode").With("server", oc.URL)
-		if err := client.Open(ctx); err != nil {
-			return fmt.Errorf("follow OpenCode server %s: %w", oc.URL, err)
-		}
-		m.OpenCode = append(m.OpenCode, client)
 	}
 	if m.OpenClaw != nil {
 		if err := m.OpenClaw.Open(ctx); err != nil {

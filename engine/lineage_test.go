@@ -37,6 +37,13 @@ func readLineage(t *testing.T, e *engine.Engine) lineage {
 	return l
 }
 
+// quiet makes an engine write nothing in the background (no periodic checkpoint, and in passive
+// mode no spawn checkpoint), so a test that counts or fails the store's steps sees only its own.
+func quiet(e *engine.Engine) {
+	noPeriodic(e)
+	e.Config.Passive = true
+}
+
 // TestCorrection_AtomicAtEveryStep: two same-type sub-agents are paired by guess, each with the
 // other's spawn. The spawn's result then says which sub-agent served it, which swaps both runs'
 // children and both sub-agents' tasks. With a failure injected at each step of that hook in
@@ -44,7 +51,7 @@ func readLineage(t *testing.T, e *engine.Engine) lineage {
 // open); let through, the swap is complete. Never half made.
 func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 	tr := newTree(t, "R")
-	e := openEngine(t, tr, noPeriodic)
+	e := openEngine(t, tr, quiet)
 	appendLines(t, tr.transcript, exchange("R", 0, "Split the work in two.", "Spawning two.")...)
 	mustHook(t, e, ev(tr, "R", "UserPromptSubmit", map[string]any{"prompt": "Split the work in two."}))
 	mustHook(t, e, spawnEv(tr, "R", "t1", "general-purpose", "Task one"))
@@ -107,7 +114,7 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 // beside it.
 func TestPairing_OneCommit(t *testing.T) {
 	tr := newTree(t, "R")
-	e := openEngine(t, tr, noPeriodic)
+	e := openEngine(t, tr, quiet)
 	mustHook(t, e, spawnEv(tr, "R", "t1", "Explore", "Look around"))
 	mustHook(t, e, spawnEv(tr, "R", "t2", "Explore", "Look elsewhere"))
 	before := e.Store.Stats()

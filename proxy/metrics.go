@@ -40,16 +40,25 @@ const (
 
 // metrics are the server's Prometheus collectors. No label holds a session id: every label
 // value comes from a fixed set (harness names from the registry, outcomes, event names only
-// for events the adapter knows).
+// for events the adapter knows, the configured addresses of the followed harnesses).
 type metrics struct {
 	upstream *prometheus.CounterVec   // heirloom_upstream_requests_total{harness, outcome}
 	events   *prometheus.CounterVec   // heirloom_adapter_events_total{harness, source, outcome}
 	hooks    *prometheus.HistogramVec // heirloom_hook_duration_seconds{harness, event}
 }
 
-// newMetrics registers the server's collectors with reg. A collector already registered there
-// (by another Server on the same registry) is shared.
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// NamedStream is a stream client, with the harness it follows and the address it follows it
+// at, for its metrics.
+type NamedStream struct {
+	Harness string
+	Target  string // the harness's address as configured (no credentials)
+	Stream  adapters.Stream
+}
+
+// newMetrics registers the server's collectors with reg, the stream clients' counters among
+// them. A collector already registered there (by another Server on the same registry) is
+// shared.
+func newMetrics(reg prometheus.Registerer, streams []NamedStream) (*metrics, error) {
 	upstream, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "heirloom_upstream_requests_total",
 		Help: "Hook calls forwarded to an upstream hook target, by harness and outcome (ok, unreachable, timeout, status, invalid, oversized). Every outcome but ok replied with heirloom's context alone.",
@@ -57,13 +66,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	events, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "heirloom_adapter_events_total",
-		Help: "Events each adapter received, by harness, source (hook, plugin, stream) and outcome: accepted, malformed (could not be decoded), refused (not taken: over the size limit, or dropped by a stream client), failed (the engine failed or ran past the hook's deadline).",
-	}, []string{"harness", "source", "outcome"}))
+	ec, err := register(reg, &eventsCollector{
+		events:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: eventsName, Help: eventsHelp}, eventsLabels),
+		streams: streams,
+	})
 	if err != nil {
 		return nil, err
 	}
+	events := ec.events
 	hooks, err := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "heirloom_hook_duration_seconds",
 		Help:    "Time from a hook call's arrival to heirloom's reply, by harness and event (other: an event the adapter does not know).",
@@ -73,6 +83,74 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	return &metrics{upstream: upstream, events: events, hooks: hooks}, nil
+}
+
+// heirloom_adapter_events_total counts hook and plugin events as they are served, and the
+// stream clients' events from their own counters (source stream): one metric, one collector.
+const (
+	eventsName = "heirloom_adapter_events_total"
+	eventsHelp = "Events each adapter received, by harness, source (hook, plugin, stream) and outcome: accepted, malformed (could not be decoded), refused (not taken: over the size limit; for a stream, a connection dropped over a frame it could not take), failed (the engine failed, refused it or ran past the hook's deadline)."
+)
+
+var eventsLabels = []string{"harness", "source", "outcome"}
+
+// Descriptions of the stream clients' own metrics, by harness and target.
+var (
+	streamLabels       = []string{"harness", "target"}
+	streamConnected    = prometheus.NewDesc("heirloom_stream_connected", "1 while heirloom's connection to a followed harness (OpenCode server, OpenClaw Gateway) is up.", streamLabels, nil)
+	streamConnects     = prometheus.NewDesc("heirloom_stream_connects_total", "Connections made to a followed harness, the first included.", streamLabels, nil)
+	streamReconnects   = prometheus.NewDesc("heirloom_stream_reconnects_total", "Connections made to a followed harness after the first.", streamLabels, nil)
+	streamFrames       = prometheus.NewDesc("heirloom_stream_frames_total", "Frames received from a followed harness, keepalives included.", streamLabels, nil)
+	streamIdle         = prometheus.NewDesc("heirloom_stream_idle_timeouts_total", "Connections to a followed harness dropped because nothing arrived for the idle window.", streamLabels, nil)
+	streamResyncs      = prometheus.NewDesc("heirloom_stream_resyncs_total", "Resyncs that read a followed harness's sessions back after a connect.", streamLabels, nil)
+	streamResyncErrors = prometheus.NewDesc("heirloom_stream_resync_errors_total", "Requests of a resync that failed (retried later).", streamLabels, nil)
+)
+
+// eventsCollector serves heirloom_adapter_events_total and the stream clients' metrics.
+type eventsCollector struct {
+	events  *prometheus.CounterVec
+	streams []NamedStream
+	desc    *prometheus.Desc
+}
+
+func (c *eventsCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.events.Describe(ch)
+	for _, d := range []*prometheus.Desc{streamConnected, streamConnects, streamReconnects, streamFrames, streamIdle, streamResyncs, streamResyncErrors} {
+		ch <- d
+	}
+}
+
+func (c *eventsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.events.Collect(ch)
+	if len(c.streams) == 0 {
+		return
+	}
+	if c.desc == nil {
+		c.desc = prometheus.NewDesc(eventsName, eventsHelp, eventsLabels, nil)
+	}
+	// Several clients of one harness (OpenCode servers) add up in the events metric.
+	type key struct{ harness, outcome string }
+	sums := map[key]int64{}
+	for _, s := range c.streams {
+		st := s.Stream.StreamStats()
+		sums[key{s.Harness, outcomeAccepted}] += st.Events
+		sums[key{s.Harness, outcomeMalformed}] += st.Malformed
+		sums[key{s.Harness, outcomeRefused}] += st.Dropped
+		sums[key{s.Harness, outcomeFailed}] += st.SinkErrors
+		connected := 0.0
+		if st.Connected {
+			connected = 1
+		}
+		labels := []string{s.Harness, s.Target}
+		ch <- prometheus.MustNewConstMetric(streamConnected, prometheus.GaugeValue, connected, labels...)
+		for d, v := range map[*prometheus.Desc]int64{streamConnects: st.Connects, streamReconnects: st.Reconnects, streamFrames: st.Frames,
+			streamIdle: st.IdleTimeouts, streamResyncs: st.Resyncs, streamResyncErrors: st.ResyncErrors} {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		}
+	}
+	for k, v := range sums {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(v), k.harness, "stream", k.outcome)
+	}
 }
 
 // register registers c with reg, or returns the equal collector registered before.

@@ -49,6 +49,9 @@ type Server struct {
 	// Upstreams are existing http hook targets, by harness name, every POST /hooks/{name} is
 	// forwarded to (proxy mode, see Upstream). Nil means none.
 	Upstreams map[string]*Upstream
+	// Streams are the clients following streaming harnesses; their counters are served at
+	// GET /metrics. Nil means none.
+	Streams []NamedStream
 	// Registry receives the server's metrics and is served at GET /metrics. Nil means a registry
 	// of the server's own, made by Open.
 	Registry *prometheus.Registry
@@ -88,7 +91,7 @@ func (s *Server) Open() error {
 	if s.Registry == nil {
 		s.Registry = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(s.Registry)
+	m, err := newMetrics(s.Registry, s.Streams)
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}

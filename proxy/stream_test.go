@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,11 +26,57 @@ func consume(t *testing.T, s *proxy.Server, evs ...adapters.Event) {
 	}
 }
 
+// getInject asks POST /api/inject as the plugins do, with the request written as a query
+// string (harness=…&session=…) for brevity.
 func getInject(t *testing.T, s *proxy.Server, query string) (int, string) {
 	t.Helper()
-	status, got, _ := do(t, "GET", s.URL()+"/api/inject?"+query, "", nil)
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := map[string]string{}
+	for k := range q {
+		req[k] = q.Get(k)
+	}
+	body, _ := json.Marshal(req)
+	status, got, _ := do(t, "POST", s.URL()+"/api/inject", string(body), nil)
 	ctx, _ := got["context"].(string)
 	return status, ctx
+}
+
+// TestInject_Methods: POST takes a JSON body; the deprecated GET answers the same with a
+// Deprecation header naming its successor; a bad body or another method is refused.
+func TestInject_Methods(t *testing.T) {
+	s := MustOpenServer(t, nil)
+	parent, child := oc(adapters.KindSessionStart, "ses_P"), oc(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID = "ses_P"
+	prompt := oc(adapters.KindTurns, "ses_P")
+	prompt.Turns = []adapters.Turn{{ID: "prt_1", Role: "user", Text: "Refactor the parser. METHODMARK."}}
+	consume(t, s, parent, child, prompt)
+
+	status, post, h := do(t, "POST", s.URL()+"/api/inject", `{"harness":"opencode","session":"ses_C"}`, nil)
+	if status != 200 || !strings.Contains(post["context"].(string), "METHODMARK") || h.Get("Deprecation") != "" {
+		t.Fatalf("POST: %d %v %v", status, post, h)
+	}
+	status, get, h := do(t, "GET", s.URL()+"/api/inject?harness=opencode&session=ses_C", "", nil)
+	if status != 200 || get["context"] != post["context"] || h.Get("Deprecation") == "" || !strings.Contains(h.Get("Link"), "successor-version") {
+		t.Fatalf("GET: %d %v %v; want the same context, deprecated", status, get, h)
+	}
+	for _, tc := range []struct {
+		method, body string
+		status       int
+		code         string
+	}{
+		{"POST", `{"session":"ses_C","bogus":1}`, 400, "bad_json"},
+		{"POST", `not json`, 400, "bad_json"},
+		{"POST", `{"harness":"opencode"}`, 400, "invalid"},
+		{"POST", `{"session":"ses_C","purpose":"later"}`, 400, "invalid"},
+		{"PUT", `{"session":"ses_C"}`, 405, "method_not_allowed"},
+	} {
+		if status, got, _ := do(t, tc.method, s.URL()+"/api/inject", tc.body, nil); status != tc.status || got["code"] != tc.code {
+			t.Errorf("%s %s: got %d %v, want %d %s", tc.method, tc.body, status, got, tc.status, tc.code)
+		}
+	}
 }
 
 func TestStreamLineageAndInject(t *testing.T) {

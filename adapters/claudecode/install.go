@@ -28,18 +28,46 @@ var hookEvents = []struct{ event, matcher string }{
 	{EventSessionEnd, ""},
 }
 
-// shimMarker identifies heirloom's own hook entries in a settings file, whatever path the
-// binary was installed at.
+// shimMarker identifies heirloom's own command hook entries in a settings file, whatever path
+// the binary was installed at ("heirloom hook claude-code", "heirloom-hook claude-code").
 const shimMarker = "hook claude-code"
+
+// hookPath is the sidecar's endpoint for Claude Code's http hooks; it identifies heirloom's own
+// http hook entries.
+const hookPath = "/hooks/" + Harness
+
+// Timeouts heirloom writes on its hooks, in seconds. Claude Code waits up to 600 s (30 s for
+// UserPromptSubmit) on an http hook that does not answer, so heirloom's http hooks carry a
+// short one, past the sidecar's own 1 s hook deadline. SessionEnd gets 1.5 s from Claude Code
+// unless the hook says more, as much as the shim itself may take: 3 s leaves room for the
+// process to start.
+const (
+	httpHookTimeout   = 2
+	sessionEndTimeout = 3
+)
+
+// HTTPHooks says to install http hooks, which cost no process start, for every event but
+// SessionStart (Claude Code calls no http hook there) and SessionEnd (which runs as Claude Code
+// exits, where a command hook's own short deadline is the safer bound).
+type HTTPHooks struct {
+	// URL is the sidecar's base URL, e.g. "http://127.0.0.1:7433". Required.
+	URL string
+	// Token, when set, makes each http hook send "Authorization: Bearer $HEIRLOOM_TOKEN",
+	// read by Claude Code from its own environment (the token itself is not written).
+	Token bool
+}
 
 // InstallOptions says where and how to install heirloom's hooks.
 type InstallOptions struct {
 	// SettingsPath is the settings file to change (~/.claude/settings.json, or a project's
 	// .claude/settings.json). Required. A missing file is created.
 	SettingsPath string
-	// Command is the hook command to install, e.g. "/usr/local/bin/heirloom hook claude-code".
+	// Command is the hook command to install, e.g. "/usr/local/bin/heirloom-hook claude-code".
 	// Required; it must contain "hook claude-code".
 	Command string
+	// HTTP, when not nil, installs http hooks for the events that take them (see HTTPHooks);
+	// nil installs the command hook for every event.
+	HTTP *HTTPHooks
 	// DryRun computes the change without writing anything.
 	DryRun bool
 	// Now stamps the backup's name. Nil means time.Now.
@@ -77,7 +105,10 @@ func Install(opts InstallOptions) (InstallResult, error) {
 			return res, fmt.Errorf("%s is not a JSON object; fix or move it first: %w", opts.SettingsPath, err)
 		}
 	}
-	if err := mergeHooks(settings, opts.Command); err != nil {
+	if opts.HTTP != nil && !strings.HasPrefix(opts.HTTP.URL, "http://") && !strings.HasPrefix(opts.HTTP.URL, "https://") {
+		return res, fmt.Errorf("install claude-code: http hooks need the sidecar's http(s) URL, got %q", opts.HTTP.URL)
+	}
+	if err := mergeHooks(settings, opts.Command, opts.HTTP); err != nil {
 		return res, fmt.Errorf("%s: %w", opts.SettingsPath, err)
 	}
 	after, err := json.MarshalIndent(settings, "", "  ")
@@ -114,8 +145,8 @@ func Install(opts InstallOptions) (InstallResult, error) {
 }
 
 // mergeHooks puts one heirloom hook group per event into settings["hooks"], replacing heirloom's
-// previous entries and keeping everything else.
-func mergeHooks(settings map[string]any, command string) error {
+// previous entries (command or http) and keeping everything else.
+func mergeHooks(settings map[string]any, command string, web *HTTPHooks) error {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if settings["hooks"] != nil && hooks == nil {
 		return errors.New(`"hooks" is not an object`)
@@ -128,7 +159,7 @@ func mergeHooks(settings map[string]any, command string) error {
 		if hooks[he.event] != nil && groups == nil {
 			return fmt.Errorf("hooks.%s is not a list", he.event)
 		}
-		ours := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}}
+		ours := map[string]any{"hooks": []any{ourHook(he.event, command, web)}}
 		if he.matcher != "" {
 			ours["matcher"] = he.matcher
 		}
@@ -153,7 +184,26 @@ func mergeHooks(settings map[string]any, command string) error {
 	return nil
 }
 
-// isOurs reports whether a hook group is one heirloom installed: every hook in it runs the shim.
+// ourHook is heirloom's hook for event: an http hook when web says so and the event takes one,
+// else the command hook.
+func ourHook(event, command string, web *HTTPHooks) map[string]any {
+	if web != nil && event != EventSessionStart && event != EventSessionEnd {
+		h := map[string]any{"type": "http", "url": strings.TrimRight(web.URL, "/") + hookPath, "timeout": httpHookTimeout}
+		if web.Token {
+			h["headers"] = map[string]any{"Authorization": "Bearer $HEIRLOOM_TOKEN"}
+			h["allowedEnvVars"] = []any{"HEIRLOOM_TOKEN"}
+		}
+		return h
+	}
+	h := map[string]any{"type": "command", "command": command}
+	if event == EventSessionEnd {
+		h["timeout"] = sessionEndTimeout
+	}
+	return h
+}
+
+// isOurs reports whether a hook group is one heirloom installed: every hook in it runs the shim
+// or posts to the sidecar's Claude Code endpoint.
 func isOurs(group any) bool {
 	g, ok := group.(map[string]any)
 	if !ok {
@@ -166,7 +216,8 @@ func isOurs(group any) bool {
 	for _, h := range hs {
 		m, ok := h.(map[string]any)
 		cmd, _ := m["command"].(string)
-		if !ok || !strings.Contains(cmd, shimMarker) {
+		url, _ := m["url"].(string)
+		if !ok || !strings.Contains(cmd, shimMarker) && !strings.HasSuffix(url, hookPath) {
 			return false
 		}
 	}

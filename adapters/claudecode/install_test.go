@@ -128,3 +128,61 @@ func TestInstall(t *testing.T) {
 		}
 	})
 }
+
+// hooksOf returns heirloom's hook for event, as written.
+func hooksOf(t *testing.T, settings map[string]any, event string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	groups, _ := settings["hooks"].(map[string]any)[event].([]any)
+	for _, g := range groups {
+		for _, h := range g.(map[string]any)["hooks"].([]any) {
+			out = append(out, h.(map[string]any))
+		}
+	}
+	return out
+}
+
+// TestInstall_HTTPHooks: http hooks for every event that takes them, each with a short timeout
+// and the token header read from Claude Code's environment; SessionStart (no http hooks there)
+// and SessionEnd keep the command hook, SessionEnd with room past Claude Code's 1.5 s. Going
+// back to command hooks replaces the http entries: both kinds are heirloom's.
+func TestInstall_HTTPHooks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	web := &claudecode.HTTPHooks{URL: "http://127.0.0.1:7433/", Token: true}
+	if _, err := claudecode.Install(claudecode.InstallOptions{SettingsPath: path, Command: shimCmd, HTTP: web}); err != nil {
+		t.Fatal(err)
+	}
+	s := readSettings(t, path)
+	for _, ev := range []string{"UserPromptSubmit", "PreToolUse", "PostToolUse", "SubagentStart", "SubagentStop", "PreCompact", "Stop"} {
+		hs := hooksOf(t, s, ev)
+		if len(hs) != 1 || hs[0]["type"] != "http" || hs[0]["url"] != "http://127.0.0.1:7433/hooks/claude-code" || hs[0]["timeout"] != float64(2) {
+			t.Errorf("%s: got %v, want one http hook with a 2 s timeout", ev, hs)
+			continue
+		}
+		if h, _ := hs[0]["headers"].(map[string]any); h["Authorization"] != "Bearer $HEIRLOOM_TOKEN" {
+			t.Errorf("%s: headers %v", ev, hs[0]["headers"])
+		}
+	}
+	if hs := hooksOf(t, s, "SessionStart"); len(hs) != 1 || hs[0]["command"] != shimCmd || hs[0]["timeout"] != nil {
+		t.Errorf("SessionStart: got %v, want the command hook", hs)
+	}
+	if hs := hooksOf(t, s, "SessionEnd"); len(hs) != 1 || hs[0]["command"] != shimCmd || hs[0]["timeout"] != float64(3) {
+		t.Errorf("SessionEnd: got %v, want the command hook with a 3 s timeout", hs)
+	}
+	res, err := claudecode.Install(claudecode.InstallOptions{SettingsPath: path, Command: shimCmd, HTTP: web})
+	if err != nil || res.Changed {
+		t.Fatalf("second http install: changed %v, %v; want unchanged", res.Changed, err)
+	}
+	if _, err := claudecode.Install(claudecode.InstallOptions{SettingsPath: path, Command: shimCmd}); err != nil {
+		t.Fatal(err)
+	}
+	s = readSettings(t, path)
+	for _, ev := range []string{"UserPromptSubmit", "Stop", "SessionStart"} {
+		if got := commands(s, ev); len(got) != 1 || got[0] != shimCmd {
+			t.Errorf("%s after going back to command hooks: %v", ev, got)
+		}
+	}
+	if _, err := claudecode.Install(claudecode.InstallOptions{SettingsPath: path, Command: shimCmd, HTTP: &claudecode.HTTPHooks{URL: "127.0.0.1:7433"}}); err == nil {
+		t.Error("http hooks with a URL that is not http(s): got nil error")
+	}
+}

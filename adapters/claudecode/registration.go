@@ -11,5 +11,6 @@ func Registration() adapters.Registration {
 		Hooks:         Adapter{},
 		Transcripts:   Adapter{},
 		SubagentMetas: Adapter{},
+		Installer:     Installer{},
 	}
 }

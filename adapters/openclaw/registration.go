@@ -6,5 +6,5 @@ import "github.com/heirloom-dev/heirloom/adapters"
 // posts to POST /hooks/openclaw and asks POST /api/inject, with session keys that name their
 // memory scope. The Gateway's own events arrive through a Client.
 func Registration() adapters.Registration {
-	return adapters.Registration{Name: Harness, Plugin: Adapter{}}
+	return adapters.Registration{Name: Harness, Plugin: Adapter{}, Installer: Installer{}}
 }

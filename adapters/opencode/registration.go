@@ -6,5 +6,5 @@ import "github.com/heirloom-dev/heirloom/adapters"
 // receives: its events arrive through a Client following the server's event stream, and its
 // plugin asks POST /api/inject.
 func Registration() adapters.Registration {
-	return adapters.Registration{Name: Harness}
+	return adapters.Registration{Name: Harness, Installer: Installer{}}
 }
