@@ -126,17 +126,37 @@ func (e *Engine) readTranscript(sess kv.Session, max int64) (*transcriptChunk, e
 	return c, nil
 }
 
-// appendChunk parses c and appends its complete records' turns to sess, with the transcript
-// position after them.
-func (e *Engine) appendChunk(ctx context.Context, h adapters.Registration, sess kv.Session, c *transcriptChunk) (kv.Appended, error) {
+// parsedChunk is a transcript chunk's complete records, and the position after them.
+type parsedChunk struct {
+	turns    []kv.Turn
+	next     kv.TranscriptPos
+	consumed int
+}
+
+// parseChunk parses c's complete records. With skip, a record larger than the read cap (c is
+// full and holds no complete record) is skipped rather than stall the transcript forever.
+func (e *Engine) parseChunk(h adapters.Registration, sess kv.Session, c *transcriptChunk, skip bool) parsedChunk {
 	turns, consumed := h.Transcripts.ParseTranscript(c.buf, false)
-	if consumed == 0 && c.atCap {
-		// One record larger than the read cap: skip past it rather than stall forever.
+	if consumed == 0 && c.atCap && skip {
 		e.Logger.Warn("transcript record over the read cap skipped", "session", sess.ID, "path", sess.Transcript.Path, "offset", c.offset, "cap", len(c.buf))
 		turns, consumed = h.Transcripts.ParseTranscript(c.buf, true)
 	}
-	next := kv.TranscriptPos{Path: sess.Transcript.Path, Offset: c.offset + int64(consumed), Ident: c.ident}
-	a, err := e.Store.AppendTranscript(ctx, sess.Scope, sess.ID, storedTurns(turns), next)
+	return parsedChunk{
+		turns:    storedTurns(turns),
+		next:     kv.TranscriptPos{Path: sess.Transcript.Path, Offset: c.offset + int64(consumed), Ident: c.ident},
+		consumed: consumed,
+	}
+}
+
+// appendChunk parses c and appends its complete records' turns to sess, with the transcript
+// position after them.
+func (e *Engine) appendChunk(ctx context.Context, h adapters.Registration, sess kv.Session, c *transcriptChunk) (kv.Appended, error) {
+	return e.storeChunk(ctx, sess, e.parseChunk(h, sess, c, true))
+}
+
+// storeChunk appends a parsed chunk's turns to sess.
+func (e *Engine) storeChunk(ctx context.Context, sess kv.Session, p parsedChunk) (kv.Appended, error) {
+	a, err := e.Store.AppendTranscript(ctx, sess.Scope, sess.ID, p.turns, p.next)
 	if err != nil {
 		return kv.Appended{}, fmt.Errorf("store transcript of %s: %w", sess.ID, err)
 	}
@@ -185,25 +205,36 @@ func (e *Engine) catchUp(scope, id, root string, h adapters.Registration) bool {
 	return started
 }
 
-// catchUpOnce reads and stores one chunk of a catch-up; more says there is more to read.
+// catchUpOnce reads and stores one chunk of a catch-up; more says there is more to read. It
+// reads and parses without any lock (while a catch-up runs, no hook reads this transcript) and
+// takes root's lock only to store what it parsed, so the session's hooks wait for a store, not
+// for a parse. A chunk is HookReadBytes, or up to MaxReadBytes for one longer record.
 func (e *Engine) catchUpOnce(ctx context.Context, h adapters.Registration, scope, id, root string) (more bool, err error) {
-	unlock := e.locks.lock(lockKey(scope, root))
-	defer unlock()
 	sess, err := e.Store.GetSession(ctx, scope, id)
 	if err != nil {
 		return false, err
 	}
-	c, err := e.readTranscript(sess, e.Config.MaxReadBytes)
-	if err != nil || c == nil {
-		return false, err
-	}
-	if c.buf == nil { // more unread than one read takes
-		if c, err = e.readPart(sess, c, e.Config.MaxReadBytes); err != nil {
+	var c *transcriptChunk
+	var parsed parsedChunk
+	for _, size := range []int64{e.Config.HookReadBytes, e.Config.MaxReadBytes} {
+		if c, err = e.readTranscript(sess, size); err != nil || c == nil {
 			return false, err
+		}
+		if c.buf == nil { // more unread than this read takes
+			if c, err = e.readPart(sess, c, size); err != nil {
+				return false, err
+			}
+		}
+		final := size == e.Config.MaxReadBytes
+		parsed = e.parseChunk(h, sess, c, final)
+		if final || parsed.consumed > 0 || !c.atCap {
+			break
 		}
 	}
 	e.stats.backgroundBytes.Add(int64(len(c.buf)))
-	a, err := e.appendChunk(ctx, h, sess, c)
+	unlock := e.locks.lock(lockKey(scope, root))
+	a, err := e.storeChunk(ctx, sess, parsed)
+	unlock()
 	if err != nil {
 		return false, err
 	}

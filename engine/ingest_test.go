@@ -75,3 +75,33 @@ func TestUnseenTranscript(t *testing.T) {
 		t.Errorf("after the catch-up: hook bytes %d, catch-ups %d; want the hook to read, no new catch-up", st.HookBytes, st.CatchUps)
 	}
 }
+
+// TestCatchUp_LongRecords: a catch-up reads hook_read_bytes at a time, but a record longer than
+// that and within max_read_bytes is read whole and kept; only one longer than max_read_bytes is
+// skipped.
+func TestCatchUp_LongRecords(t *testing.T) {
+	tr := newTree(t, "L")
+	e := openEngine(t, tr, func(e *engine.Engine) {
+		noPeriodic(e)
+		e.Config.HookReadBytes, e.Config.MaxReadBytes = 1<<10, 8<<10
+	})
+	appendLines(t, tr.transcript, userLine("u0", "first"), userLine("long", strings.Repeat("l", 4<<10)), userLine("u1", "second"),
+		userLine("huge", strings.Repeat("h", 10<<10)), userLine("u2", "third"))
+	mustHook(t, e, ev(tr, "L", "Stop", nil))
+	size, _ := os.Stat(tr.transcript)
+	waitFor(t, "the catch-up", func() bool {
+		s, err := e.Store.GetSession(t.Context(), "default", "L")
+		return err == nil && s.Transcript.Offset == size.Size()
+	})
+	turns, err := e.Store.Turns(t.Context(), "default", "L", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tt := range turns {
+		ids = append(ids, tt.SourceID)
+	}
+	if got := strings.Join(ids, ","); got != "u0,long,u1,u2" {
+		t.Errorf("stored %s, want u0,long,u1,u2 (the 10 KiB record over max_read_bytes skipped)", got)
+	}
+}
