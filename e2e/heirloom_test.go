@@ -74,6 +74,30 @@ func heirloomBin(tb testing.TB) string {
 	return heirloomBuild.path
 }
 
+var hookBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// hookBin builds the light heirloom-hook binary once per test binary and returns its path.
+func hookBin(tb testing.TB) string {
+	tb.Helper()
+	hookBuild.once.Do(func() {
+		path := filepath.Join(binDir, "heirloom-hook")
+		out, err := exec.Command("go", "build", "-o", path, "github.com/heirloom-dev/heirloom/cmd/heirloom-hook").CombinedOutput()
+		if err != nil {
+			hookBuild.err = fmt.Errorf("build heirloom-hook: %v\n%s", err, out)
+			return
+		}
+		hookBuild.path = path
+	})
+	if hookBuild.err != nil {
+		tb.Fatal(hookBuild.err)
+	}
+	return hookBuild.path
+}
+
 // serveProc is a running `heirloom serve`.
 type serveProc struct {
 	URL     string
@@ -198,10 +222,12 @@ func runShim(tb testing.TB, url string, payload []byte) []byte {
 	return stdout.Bytes()
 }
 
-// shimCommand is the command line of a Claude Code command hook that runs the heirloom shim.
+// shimCommand is the command line of a Claude Code command hook that runs the heirloom shim as
+// `heirloom install claude-code` writes it: the light heirloom-hook binary. (The replays run
+// `heirloom hook claude-code`, the same shim inside the full binary.)
 func shimCommand(tb testing.TB) string {
 	tb.Helper()
-	return "'" + strings.ReplaceAll(heirloomBin(tb), "'", `'\''`) + "' hook claude-code"
+	return "'" + strings.ReplaceAll(hookBin(tb), "'", `'\''`) + "' claude-code"
 }
 
 // mustOpenServer opens an in-process proxy.Server on 127.0.0.1:0 with its engine, as serve

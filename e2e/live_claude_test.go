@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -393,4 +394,62 @@ func section(block, heading string) string {
 		return after[:i]
 	}
 	return after
+}
+
+// TestLiveHTTPHooks runs the real Claude Code with the hooks `heirloom install claude-code
+// --hooks http` writes: http hooks posted straight to heirloom for every event but SessionStart
+// and SessionEnd, which run the hook binary. The child's first model request must carry the
+// inherited block, and the run must be recorded complete: every event reached heirloom.
+func TestLiveHTTPHooks(t *testing.T) {
+	live := newLiveSetup(t)
+	hookBin(t) // beside heirloom, so install writes it for SessionStart and SessionEnd
+	path := filepath.Join(t.TempDir(), "settings.json")
+	install := exec.Command(heirloomBin(t), "install", "claude-code", "--settings", path, "--hooks", "http", "--url", live.Serve.URL)
+	install.Env = []string{"HOME=" + live.Home, "PATH=" + os.Getenv("PATH")}
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(raw, &settings); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"type": "http"`) || !strings.Contains(string(raw), hookBin(t)+" claude-code") {
+		t.Fatalf("settings from install --hooks http:\n%s", raw)
+	}
+	live.Settings = settings
+
+	mp, mc := newMarker(t), newMarker(t)
+	childTask := "CHILD-TASK-" + mc + ": look around."
+	childRun := "toolu_e2ehttp" + strings.ToLower(mc)
+	api := startStandin(t, func(r messagesapi.Request) messagesapi.Reply {
+		switch {
+		case r.IsSideRequest():
+			return messagesapi.Text("side")
+		case r.IsSubagent():
+			return messagesapi.Text("CHILD-RESULT-" + mc)
+		case len(r.ToolResults()) == 0:
+			return spawn(childRun, "child task", childTask)
+		default:
+			return messagesapi.Text("PARENT-DONE-" + mp)
+		}
+	})
+	res := claude.Run(t, t.Context(), live.options(api, "delegate this "+mp))
+	if res.ExitCode != 0 || res.Text != "PARENT-DONE-"+mp {
+		t.Fatalf("exit %d, result %q\nstdout: %s\nstderr: %s\nheirloom:\n%s", res.ExitCode, res.Text, res.Stdout, res.Stderr, live.Serve.Logs())
+	}
+	child := firstRequest(agentTurns(api.Requests()), "CHILD-TASK-"+mc)
+	if child == nil {
+		t.Fatal("no first request of the child reached the model")
+	}
+	if block := inheritedBlock(child.AllText()); !strings.Contains(block, mp) {
+		t.Errorf("the child's first request lacks the inherited block with the parent's marker; its text:\n%s", child.AllText())
+	}
+	st := readState(t, live.Serve.Store(t), nil)
+	root := res.SessionID
+	childID := root + ":" + metaAgents(t, res)[childRun]
+	checkRun(t, st, childRun, root, root, childID, "CHILD-RESULT-"+mc)
 }
