@@ -14,7 +14,7 @@ const module = "github.com/heirloom-dev/heirloom"
 // engine; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
-	"adapters/claudecode": {"adapters", "adapters/internal/atomicfile", "adapters/internal/toolinput"},
+	"adapters/claudecode": {"adapters", "inject/textcut", "adapters/internal/atomicfile", "adapters/internal/toolinput"},
 	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.
@@ -32,9 +32,11 @@ var allowedInternal = map[string][]string{
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
 	"kv":                            {},
 	// inject renders stored records; it takes the reply cap from the harness vocabulary.
-	"inject": {"kv", "adapters", "inject/heading"},
-	// The block headings, for code that must not link inject (the hook shim).
+	"inject": {"kv", "adapters", "inject/heading", "inject/textcut"},
+	// The block headings and the UTF-16 measuring and cutting, for code that must not link
+	// inject (Claude Code's reply merging, and through it the hook shim).
 	"inject/heading": {},
+	"inject/textcut": {},
 	// The decisions: adapters' events in, kv's records out, inject's blocks gathered.
 	"engine": {"adapters", "kv", "inject"},
 	// Transport only: it carries requests to the engine. The read API reads kv directly;
@@ -119,7 +121,7 @@ var hookForbidden = []string{
 
 // hookPackages are the project packages the hook binary may link; the rest of its closure is
 // the standard library. Claude Code's adapter brings its stdlib-only helpers along.
-var hookPackages = []string{"cmd/heirloom-hook", "hookshim", "adapters", "adapters/claudecode", "inject/heading",
+var hookPackages = []string{"cmd/heirloom-hook", "hookshim", "adapters", "adapters/claudecode", "inject/heading", "inject/textcut",
 	"adapters/internal/atomicfile", "adapters/internal/textdiff", "adapters/internal/toolinput"}
 
 // TestHookDeps fails when the hook binary's whole dependency closure reaches beyond the standard
@@ -128,7 +130,7 @@ func TestHookDeps(t *testing.T) {
 	deps := goListDeps(t, "./cmd/heirloom-hook")
 	for _, dep := range deps {
 		for _, bad := range hookForbidden {
-			if (dep == bad || strings.HasPrefix(dep, strings.TrimSuffix(bad, "/")+"/")) && dep != module+"/inject/heading" {
+			if (dep == bad || strings.HasPrefix(dep, strings.TrimSuffix(bad, "/")+"/")) && dep != module+"/inject/heading" && dep != module+"/inject/textcut" {
 				t.Errorf("cmd/heirloom-hook links %s: the hook process must not (%s)", dep, bad)
 			}
 		}

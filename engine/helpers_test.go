@@ -97,9 +97,16 @@ func ev(tr tree, sid, event string, extra map[string]any) map[string]any {
 	return m
 }
 
-func spawnEv(tr tree, sid, toolUseID, typ, prompt string) map[string]any {
-	return ev(tr, sid, "PreToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": toolUseID,
-		"tool_input": map[string]any{"description": "desc " + toolUseID, "prompt": prompt, "subagent_type": typ}})
+// spawnEv is a PreToolUse(Agent) of session sid; agentID, when set, names the sub-agent that
+// spawns (a nested spawn).
+func spawnEv(tr tree, sid, toolUseID, typ, prompt string, agentID ...string) map[string]any {
+	extra := map[string]any{"tool_name": "Agent", "tool_use_id": toolUseID,
+		"tool_input": map[string]any{"description": "desc " + toolUseID, "prompt": prompt, "subagent_type": typ}}
+	if len(agentID) > 0 && agentID[0] != "" {
+		extra["agent_id"] = agentID[0]
+		extra["agent_type"] = "general-purpose"
+	}
+	return ev(tr, sid, "PreToolUse", extra)
 }
 
 func startEv(tr tree, sid, agentID, typ string) map[string]any {
@@ -109,7 +116,25 @@ func startEv(tr tree, sid, agentID, typ string) map[string]any {
 func resultEv(tr tree, sid, toolUseID, agentID, text string) map[string]any {
 	return ev(tr, sid, "PostToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": toolUseID,
 		"tool_input":    map[string]any{"prompt": "x"},
-		"tool_response": map[string]any{"status": "completed", "agentId": agentID, "content": []any{map[string]any{"type": "text", "text": text}}}})
+		"tool_response": map[string]any{"status": "completed", "agentId": agentID, "content": []any{map[string]any{"type": "text", "text": text}}, "totalTokens": 1234, "totalDurationMs": 5678}})
+}
+
+func mustSession(t testing.TB, e *engine.Engine, id string) kv.Session {
+	t.Helper()
+	sess, err := e.Store.GetSession(context.Background(), "default", id)
+	if err != nil {
+		t.Fatalf("session %s: %v", id, err)
+	}
+	return sess
+}
+
+func mustRun(t testing.TB, e *engine.Engine, id string) kv.Run {
+	t.Helper()
+	r, err := e.Store.GetRun(context.Background(), "default", id)
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	return r
 }
 
 // appendLines appends JSONL records to path.

@@ -275,19 +275,10 @@ func (e *Engine) recentFromFile(h adapters.Registration, sess kv.Session, window
 	if err != nil {
 		return nil
 	}
-	f, err := os.Open(resolved)
+	buf, off, err := fileEnd(resolved, window)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	off := max(fi.Size()-window, 0)
-	buf := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	buf = buf[:n]
 	if off > 0 {
 		nl := bytes.IndexByte(buf, '\n')
 		if nl < 0 {
@@ -380,17 +371,27 @@ func (e *Engine) awaitSpawnRecord(ctx context.Context, parent kv.Session, toolUs
 
 // tailContains reports whether the last spawnRecordTailB bytes of the file at path hold needle.
 func tailContains(path string, needle []byte) bool {
+	buf, _, err := fileEnd(path, spawnRecordTailB)
+	return err == nil && bytes.Contains(buf, needle)
+}
+
+// fileEnd returns the last n bytes of the file at path (all of it when shorter) and where they
+// start.
+func fileEnd(path string, n int64) (buf []byte, off int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return nil, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return false
+		return nil, 0, err
 	}
-	off := max(fi.Size()-spawnRecordTailB, 0)
-	buf := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	return bytes.Contains(buf[:n], needle)
+	off = max(fi.Size()-n, 0)
+	buf = make([]byte, fi.Size()-off)
+	got, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	return buf[:got], off, nil
 }

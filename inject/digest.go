@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/inject/textcut"
+
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
@@ -155,8 +157,8 @@ func fitMiddle(s string, max int) string {
 // it fits, since h and t are parts of a longer text.
 func joinMiddle(h, t string, max int) string {
 	headRoom := max * 2 / 3
-	first := head(h, headRoom, true)                                                  // "start […]"
-	last := strings.TrimPrefix(tail(t, max-Len(first)-1+markerLen, true), tailMarker) // "end"
+	first := head(h, headRoom, true)                                                                  // "start […]"
+	last := strings.TrimPrefix(tail(t, max-Len(first)-1+textcut.MarkerLen, true), textcut.TailMarker) // "end"
 	switch {
 	case first == "":
 		return tail(t, max, true)

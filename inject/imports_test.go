@@ -18,6 +18,7 @@ func TestImports(t *testing.T) {
 		"github.com/heirloom-dev/heirloom/kv":             true,
 		"github.com/heirloom-dev/heirloom/adapters":       true,
 		"github.com/heirloom-dev/heirloom/inject/heading": true,
+		"github.com/heirloom-dev/heirloom/inject/textcut": true,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/heirloom-dev/heirloom/inject/textcut"
 )
 
 // rawSlack is how many bytes beyond a budget's worst-case size clipHead and clipTail keep, so
@@ -21,17 +23,7 @@ func rawBudget(max int) int {
 }
 
 // clean returns s with every byte of invalid UTF-8 replaced by U+FFFD. Len(clean(s)) == Len(s).
-func clean(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for _, r := range s {
-		b.WriteRune(r) // an invalid byte ranges as utf8.RuneError, written as U+FFFD
-	}
-	return b.String()
-}
+func clean(s string) string { return textcut.Clean(s) }
 
 // collapse replaces every run of whitespace in s with one space and trims both ends.
 func collapse(s string) string {

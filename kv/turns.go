@@ -241,38 +241,41 @@ func readTurns(ctx context.Context, r pebble.Reader, scope, id string, first, ne
 		capHint = uint64(limit)
 	}
 	out = make([]Turn, 0, min(capHint, 1024))
+	err = scanTurns(ctx, r, scope, id, first, next, func(got []Turn) bool { return limit == 0 || len(got) < limit }, &out)
+	return out, err
+}
 
+// scanTurns appends the session's turns to out, positioning an iterator bounded to them with
+// first and stepping with next, while more (given what out holds) says to go on.
+func scanTurns(ctx context.Context, r pebble.Reader, scope, id string, first, next func(*pebble.Iterator) bool, more func([]Turn) bool, out *[]Turn) (err error) {
 	prefix := turnsPrefix(scope, id)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { err = errors.Join(err, it.Close()) }()
-	for ok := first(it); ok && (limit == 0 || len(out) < limit); ok = next(it) {
-		if len(out)%256 == 255 {
+	for ok := first(it); ok && more(*out); ok = next(it) {
+		if len(*out)%256 == 255 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		_, _, seq, err := decodeTurnKey(it.Key())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		t, err := decodeTurn(seq, v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		countDecoded(r, it.Key())
-		out = append(out, t)
+		*out = append(*out, t)
 	}
-	if err := it.Error(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return it.Error()
 }
 
 // lastBySource keeps, for each non-empty SourceID, only its last version in turns, at the place

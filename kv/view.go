@@ -2,7 +2,6 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -28,15 +27,18 @@ func (w TailWindow) Cut(turns []Turn) []Turn {
 
 // take returns how many turns w takes when newest(i) is the i-th newest of count turns.
 func (w TailWindow) take(count int, newest func(i int) *Turn) int {
-	size := 0
-	for i := range min(count, w.MaxTurns) {
-		if i >= w.MinTurns && size >= w.TextBytes {
-			return i
-		}
-		t := newest(i)
+	n, size := 0, 0
+	for n < count && w.more(n, size) {
+		t := newest(n)
 		size += len(t.Text) + len(t.Tool)
+		n++
 	}
-	return min(count, max(w.MaxTurns, 0))
+	return n
+}
+
+// more reports whether w takes another turn after n turns of size bytes of text.
+func (w TailWindow) more(n, size int) bool {
+	return n < w.MaxTurns && (n < w.MinTurns || size < w.TextBytes)
 }
 
 // ViewOptions says what Store.View reads besides the session.
@@ -106,40 +108,16 @@ func readView(ctx context.Context, r pebble.Reader, scope, id string, o ViewOpti
 }
 
 // readTail reads the turns window w takes, newest first, and returns them ascending.
-func readTail(ctx context.Context, r pebble.Reader, scope, id string, w TailWindow) (out []Turn, err error) {
-	prefix := turnsPrefix(scope, id)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, it.Close()) }()
+func readTail(ctx context.Context, r pebble.Reader, scope, id string, w TailWindow) ([]Turn, error) {
+	var out []Turn
 	size := 0
-	for ok := it.Last(); ok && len(out) < w.MaxTurns; ok = it.Prev() {
-		if len(out) >= w.MinTurns && size >= w.TextBytes {
-			break
+	err := scanTurns(ctx, r, scope, id, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, func(got []Turn) bool {
+		if n := len(got); n > 0 {
+			size += len(got[n-1].Text) + len(got[n-1].Tool)
 		}
-		if len(out)%256 == 255 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		_, _, seq, err := decodeTurnKey(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		val, err := it.ValueAndErr()
-		if err != nil {
-			return nil, err
-		}
-		t, err := decodeTurn(seq, val)
-		if err != nil {
-			return nil, err
-		}
-		countDecoded(r, it.Key())
-		size += len(t.Text) + len(t.Tool)
-		out = append(out, t)
-	}
-	if err := it.Error(); err != nil {
+		return w.more(len(got), size)
+	}, &out)
+	if err != nil {
 		return nil, err
 	}
 	slices.Reverse(out)

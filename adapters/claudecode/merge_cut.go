@@ -3,6 +3,8 @@ package claudecode
 import (
 	"strconv"
 	"strings"
+
+	"github.com/heirloom-dev/heirloom/inject/textcut"
 )
 
 // section is one part of a merged context, in the order it is shown.
@@ -34,7 +36,7 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 	if theirs != "" {
 		whole += contextSep + theirs
 	}
-	if contextLen(whole) <= maxChars {
+	if textcut.Len(whole) <= maxChars {
 		return whole
 	}
 	var up []section
@@ -44,13 +46,13 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 			{text: ours},
 			{name: "upstream hook context", text: theirs, cut: cutShortened, cutOrder: 1},
 		}
-		used := contextLen(ours) + 2*contextLen(contextSep) + contextLen(cutMarker(parts, maxChars))
+		used := textcut.Len(ours) + 2*textcut.Len(contextSep) + textcut.Len(cutMarker(parts, maxChars))
 		if shortened, ok := shorten(parts[1], maxChars-used); ok {
 			parts[1].text = shortened
 			return withMarker(parts, maxChars)
 		}
 		parts[1].cut = cutDropped
-		if merged := withMarker(parts, maxChars); contextLen(merged) <= maxChars {
+		if merged := withMarker(parts, maxChars); textcut.Len(merged) <= maxChars {
 			return merged
 		}
 		up = parts[1:]
@@ -72,24 +74,24 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 		}
 		v := &parts[victim]
 		v.cut, v.cutOrder = cutShortened, order
-		used := contextLen(contextSep) + contextLen(cutMarker(parts, maxChars))
+		used := textcut.Len(contextSep) + textcut.Len(cutMarker(parts, maxChars))
 		if rest := joinSections(withoutSection(parts, victim)); rest != "" {
-			used += contextLen(rest) + contextLen(contextSep)
+			used += textcut.Len(rest) + textcut.Len(contextSep)
 		}
 		if shortened, ok := shorten(*v, maxChars-used); ok {
 			v.text = shortened
 			break
 		}
 		v.cut = cutDropped
-		if contextLen(withMarker(parts, maxChars)) <= maxChars {
+		if textcut.Len(withMarker(parts, maxChars)) <= maxChars {
 			break
 		}
 	}
-	if merged := withMarker(parts, maxChars); contextLen(merged) <= maxChars {
+	if merged := withMarker(parts, maxChars); textcut.Len(merged) <= maxChars {
 		return merged
 	}
 	// Only when maxChars is too small for the marker itself: keep what fits, ours first.
-	return cutHead(whole, maxChars)
+	return textcut.Head(whole, maxChars)
 }
 
 // withMarker joins the sections not dropped and appends the cut marker.
@@ -104,12 +106,12 @@ func withMarker(parts []section, maxChars int) string {
 // shorten Head-cuts s's text to room units. ok is false when nothing useful would remain: less
 // than minUseful units of text under its heading.
 func shorten(s section, room int) (string, bool) {
-	if room < contextLen(s.heading)+minUseful {
+	if room < textcut.Len(s.heading)+minUseful {
 		return "", false
 	}
-	cut := cutHead(s.text, room)
+	cut := textcut.Head(s.text, room)
 	body, ok := strings.CutPrefix(cut, s.heading)
-	if !ok || contextLen(strings.TrimSpace(body)) < minUseful {
+	if !ok || textcut.Len(strings.TrimSpace(body)) < minUseful {
 		return "", false
 	}
 	return cut, true

@@ -1,4 +1,4 @@
-package claudecode
+package textcut
 
 import (
 	"strings"
@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// TestCutHead pins cutHead's cuts: the same as inject.Head's, which Merge's callers rely on.
-func TestCutHead(t *testing.T) {
+// TestHead pins Head's cuts, which inject's blocks and Claude Code's reply merging rely on.
+func TestHead(t *testing.T) {
 	tests := []struct {
 		name string
 		s    string
@@ -26,38 +26,38 @@ func TestCutHead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := cutHead(tt.s, tt.max); got != tt.want {
-				t.Fatalf("cutHead(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+			if got := Head(tt.s, tt.max); got != tt.want {
+				t.Fatalf("Head(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
 			}
 		})
 	}
 }
 
-// FuzzContextLen checks contextLen against unicode/utf16, and cutHead's bounds, on any input.
-func FuzzContextLen(f *testing.F) {
+// FuzzContextLen checks Len against unicode/utf16, and Head's bounds, on any input.
+func FuzzLen(f *testing.F) {
 	f.Add("plain ascii", 5)
 	f.Add("é😀 mixed \xff bytes", 7)
 	f.Add(strings.Repeat("word ", 50), 60)
 	f.Fuzz(func(t *testing.T, s string, max int) {
-		if want := len(utf16.Encode([]rune(s))); contextLen(s) != want {
-			t.Fatalf("contextLen(%q) = %d, want %d", s, contextLen(s), want)
+		if want := len(utf16.Encode([]rune(s))); Len(s) != want {
+			t.Fatalf("Len(%q) = %d, want %d", s, Len(s), want)
 		}
 		max = max % (1 << 12)
 		if max < 0 {
 			max = -max
 		}
-		cut := cutHead(s, max)
-		if contextLen(s) <= max {
+		cut := Head(s, max)
+		if Len(s) <= max {
 			if cut != s {
-				t.Fatalf("cutHead(%q, %d) = %q: a text that fits must come back unchanged", s, max, cut)
+				t.Fatalf("Head(%q, %d) = %q: a text that fits must come back unchanged", s, max, cut)
 			}
 			return
 		}
-		if contextLen(cut) > max || !utf8.ValidString(cut) {
-			t.Fatalf("cutHead(%q, %d) = %q: %d units or invalid UTF-8", s, max, cut, contextLen(cut))
+		if Len(cut) > max || !utf8.ValidString(cut) {
+			t.Fatalf("Head(%q, %d) = %q: %d units or invalid UTF-8", s, max, cut, Len(cut))
 		}
-		if cut != "" && !strings.HasSuffix(cut, cutMark) {
-			t.Fatalf("cutHead(%q, %d) = %q: no cut mark", s, max, cut)
+		if cut != "" && !strings.HasSuffix(cut, HeadMarker) {
+			t.Fatalf("Head(%q, %d) = %q: no cut mark", s, max, cut)
 		}
 	})
 }
