@@ -3,6 +3,8 @@ package adapters
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 )
 
@@ -32,3 +34,21 @@ type InstallEnv struct {
 
 // ErrUsage reports a command line an Installer could not parse; the message is already printed.
 var ErrUsage = errors.New("usage")
+
+// ParseFlags parses an installer's command line: the flags define declares, plus --dry-run
+// (described by dryRunHelp), with errors and -h written to env.Stderr. A flag it cannot parse,
+// or an argument left over, returns ErrUsage.
+func (env InstallEnv) ParseFlags(name string, args []string, dryRunHelp string, define func(fs *flag.FlagSet)) (dryRun bool, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	define(fs)
+	dry := fs.Bool("dry-run", false, dryRunHelp)
+	if err := fs.Parse(args); err != nil {
+		return false, ErrUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
+		return false, ErrUsage
+	}
+	return *dry, nil
+}

@@ -17,37 +17,30 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
-// ctxReply is the reply claudecode.Merge builds when the upstream gave no JSON object.
+// ctxReply is Claude Code's reply carrying context for event, as its adapter encodes it.
 func ctxReply(event, context string) string {
-	return `{"hookSpecificOutput":{"hookEventName":` + jsonStr(event) + `,"additionalContext":` + jsonStr(context) + `}}`
+	return string(claudecode.Adapter{}.Reply(adapters.Event{Name: event}, context))
 }
 
-// jsonStr encodes s as a JSON string without HTML escaping.
+// jsonStr encodes s as a JSON string (the tests' texts hold nothing json.Marshal escapes).
 func jsonStr(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
-// additionalContext returns hookSpecificOutput.additionalContext of a reply.
+// additionalContext returns the reply's additionalContext; a reply that is not JSON fails.
 func additionalContext(t *testing.T, reply []byte) string {
 	t.Helper()
-	var r struct {
-		HookSpecificOutput struct {
-			AdditionalContext string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
+	if !json.Valid(reply) {
+		t.Fatalf("reply is not JSON: %q", reply)
 	}
-	if err := json.Unmarshal(reply, &r); err != nil {
-		t.Fatalf("reply is not JSON: %v: %q", err, reply)
-	}
-	return r.HookSpecificOutput.AdditionalContext
+	return claudecode.ReplyContext(reply)
 }
 
 // upstreamRequest is what an upstream hook target received.

@@ -28,16 +28,16 @@ func (Installer) Usage() string {
 
 // Install parses args and installs the hooks (see Install); it says what it did on env.Stdout.
 func (Installer) Install(_ context.Context, args []string, env adapters.InstallEnv) error {
-	fs := flag.NewFlagSet("install claude-code", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	project := fs.String("project", "", "install into DIR/.claude/settings.json (default: the user's ~/.claude/settings.json)")
-	settings := fs.String("settings", "", "install into this settings file")
-	kind := fs.String("hooks", "command", "command: every event runs heirloom's hook process (the default: it fails open silently);\nhttp: Claude Code posts every event but SessionStart and SessionEnd to the sidecar itself, with no\nprocess start, but shows a hook error on every prompt while the sidecar is down")
-	url := fs.String("url", "", "with --hooks http: the sidecar's URL (default: $HEIRLOOM_URL, else "+defaultSidecarURL+")")
-	command := fs.String("command", "", "hook command (default: heirloom-hook beside this binary, else this binary + \" hook\"; then \" claude-code\")")
-	dryRun := fs.Bool("dry-run", false, "print the settings file that would be written; change nothing")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return adapters.ErrUsage
+	var project, settings, kind, url, command *string
+	dryRun, err := env.ParseFlags("install claude-code", args, "print the settings file that would be written; change nothing", func(fs *flag.FlagSet) {
+		project = fs.String("project", "", "install into DIR/.claude/settings.json (default: the user's ~/.claude/settings.json)")
+		settings = fs.String("settings", "", "install into this settings file")
+		kind = fs.String("hooks", "command", "command: every event runs heirloom's hook process (the default: it fails open silently);\nhttp: Claude Code posts every event but SessionStart and SessionEnd to the sidecar itself, with no\nprocess start, but shows a hook error on every prompt while the sidecar is down")
+		url = fs.String("url", "", "with --hooks http: the sidecar's URL (default: $HEIRLOOM_URL, else "+defaultSidecarURL+")")
+		command = fs.String("command", "", "hook command (default: heirloom-hook beside this binary, else this binary + \" hook\"; then \" claude-code\")")
+	})
+	if err != nil {
+		return err
 	}
 	if *kind != "command" && *kind != "http" {
 		fmt.Fprintf(env.Stderr, "install claude-code: --hooks %q: want command or http\n", *kind)
@@ -60,7 +60,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 	if cmd == "" {
 		cmd = env.HookCommand + " " + Harness
 	}
-	opts := InstallOptions{SettingsPath: path, Command: cmd, DryRun: *dryRun}
+	opts := InstallOptions{SettingsPath: path, Command: cmd, DryRun: dryRun}
 	if *kind == "http" {
 		base := firstNonEmpty(*url, env.Getenv("HEIRLOOM_URL"), defaultSidecarURL)
 		opts.HTTP = &HTTPHooks{URL: base, Token: env.Getenv("HEIRLOOM_TOKEN") != ""}
@@ -73,7 +73,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 		return err
 	}
 	switch {
-	case *dryRun && res.Changed:
+	case dryRun && res.Changed:
 		fmt.Fprintf(env.Stdout, "Would write %s:\n%s", path, res.After)
 	case !res.Changed:
 		fmt.Fprintf(env.Stdout, "heirloom's hooks are already installed in %s\n", path)
@@ -82,7 +82,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 	default:
 		fmt.Fprintf(env.Stdout, "Installed heirloom's hooks in %s\n", path)
 	}
-	if *dryRun {
+	if dryRun {
 		return nil
 	}
 	if opts.HTTP != nil {

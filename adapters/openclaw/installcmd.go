@@ -20,19 +20,18 @@ func (Installer) Usage() string { return "openclaw [--url URL] [--dry-run]" }
 
 // Install parses args and installs the plugin (see Install); it says what it did on env.Stdout.
 func (Installer) Install(_ context.Context, args []string, env adapters.InstallEnv) error {
-	fs := flag.NewFlagSet("install openclaw", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	url := fs.String("url", "", "the sidecar URL the plugin calls (default: $HEIRLOOM_URL, else "+DefaultSidecarURL+")")
-	dryRun := fs.Bool("dry-run", false, "print the change (the config as a diff); change nothing")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return adapters.ErrUsage
+	var sidecar string
+	dryRun, err := env.ParseFlags("install openclaw", args, "print the change (the config as a diff); change nothing", func(fs *flag.FlagSet) {
+		fs.StringVar(&sidecar, "url", "", "the sidecar URL the plugin calls (default: $HEIRLOOM_URL, else "+DefaultSidecarURL+")")
+	})
+	if err != nil {
+		return err
 	}
-	sidecar := *url
 	if sidecar == "" {
 		sidecar = env.Getenv("HEIRLOOM_URL")
 	}
 	// Install says what it did (or would do) on Out.
-	res, err := Install(InstallOptions{URL: sidecar, Token: env.Getenv("HEIRLOOM_TOKEN"), DryRun: *dryRun, Out: env.Stdout})
+	res, err := Install(InstallOptions{URL: sidecar, Token: env.Getenv("HEIRLOOM_TOKEN"), DryRun: dryRun, Out: env.Stdout})
 	if err != nil {
 		return fmt.Errorf("install openclaw: %w", err)
 	}

@@ -18,15 +18,15 @@ func (Installer) Usage() string { return "opencode [--project DIR] [--dry-run]" 
 
 // Install parses args and writes the plugin (see Install); it says what it did on env.Stdout.
 func (Installer) Install(_ context.Context, args []string, env adapters.InstallEnv) error {
-	fs := flag.NewFlagSet("install opencode", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	project := fs.String("project", "", "install into DIR/.opencode/plugin/ (default: OpenCode's global plugin dir, ~/.config/opencode/plugin/)")
-	dryRun := fs.Bool("dry-run", false, "print the change as a diff; change nothing")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return adapters.ErrUsage
+	var project string
+	dryRun, err := env.ParseFlags("install opencode", args, "print the change as a diff; change nothing", func(fs *flag.FlagSet) {
+		fs.StringVar(&project, "project", "", "install into DIR/.opencode/plugin/ (default: OpenCode's global plugin dir, ~/.config/opencode/plugin/)")
+	})
+	if err != nil {
+		return err
 	}
 	// Install says what it did (or would do) on Out.
-	res, err := Install(InstallOptions{Project: *project, DryRun: *dryRun, Out: env.Stdout})
+	res, err := Install(InstallOptions{Project: project, DryRun: dryRun, Out: env.Stdout})
 	if err != nil {
 		return err
 	}

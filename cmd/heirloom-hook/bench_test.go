@@ -133,6 +133,21 @@ func BenchmarkHook(b *testing.B) {
 	b.Run("nothing-listening", func(b *testing.B) {
 		benchRows(b, hookRows(b, false), append(env, "HEIRLOOM_URL="+freeURL(b)))
 	})
+	// wrap is proxy mode in front of an existing command hook: the shim runs `echo {}` beside
+	// its sidecar call (heirloom adds nothing to a new session's SessionStart, so echo's reply
+	// passes through byte for byte), beside echo alone.
+	b.Run("wrap", func(b *testing.B) {
+		echo, err := exec.LookPath("echo")
+		if err != nil {
+			b.Skip("echo not found")
+		}
+		rows := []benchRow{
+			{name: "echo", argv: []string{echo, "{}"}, want: "{}\n"},
+			{name: "heirloom-hook-wrap", argv: []string{hookBin(b), "claude-code", "--", echo, "{}"}, want: "{}\n"},
+			{name: "heirloom-wrap", argv: []string{binary(b, "heirloom", "github.com/heirloom-dev/heirloom"), "hook", "claude-code", "--", echo, "{}"}, want: "{}\n"},
+		}
+		benchRows(b, rows, append(env, "HEIRLOOM_URL="+startSidecar(b, env)))
+	})
 	b.Run("inittrace", func(b *testing.B) {
 		var rows []benchRow
 		for _, r := range hookRows(b, false) {
@@ -180,8 +195,10 @@ func benchRows(b *testing.B, rows []benchRow, env []string) {
 		med[r.name] = median(times[j])
 		b.ReportMetric(med[r.name], r.name+"-ms")
 	}
-	b.ReportMetric(med["heirloom-hook"]/med["minimal"], "hook/minimal")
-	b.ReportMetric(med["heirloom"]/med["minimal"], "heirloom/minimal")
+	if med["minimal"] > 0 {
+		b.ReportMetric(med["heirloom-hook"]/med["minimal"], "hook/minimal")
+		b.ReportMetric(med["heirloom"]/med["minimal"], "heirloom/minimal")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
