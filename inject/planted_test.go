@@ -36,11 +36,11 @@ var plantedSeeds = func() []uint64 {
 	return out
 }()
 
-// The real path's parameters, as proxy/inherit.go and issue 6 set them.
+// The real path's parameters, as engine/inherit.go and engine/checkpoint.go set them.
 const (
 	checkpointEvery = 10  // a periodic checkpoint every 10 user prompts
 	digestWindow    = 200 // turns a checkpoint reads (proxy tailTurnsMax)
-	tailTurnsFirst  = 40  // the inherited tail's first window (proxy tailTurnsFirst)
+	tailTurnsFirst  = 40  // the inherited tail window's least turns (engine tailTurnsMin)
 	lateWindow      = 10  // the change of plan lands in one of the last 10 prompts
 	sessionFilesMax = kv.MaxFiles
 )
@@ -245,8 +245,8 @@ func chainPlanted(s plantedSession) plantedChain {
 func lastTurns(turns []kv.Turn, end, n int) []kv.Turn { return turns[max(0, end-n):end] }
 
 // buildPlanted builds the blocks at the end of s: a sub-agent spawn (the inherited block, built
-// like proxy/inherit.go builds it, with a digest of the session built at the spawn: BuildDigest
-// over the last digestWindow turns with the latest periodic checkpoint as Previous) and a
+// like engine/inherit.go builds it, with the digest of the checkpoint written at the spawn:
+// BuildDigest over the last digestWindow turns with the latest periodic checkpoint as Previous) and a
 // compaction (a pre-compaction checkpoint, built the same way, and the objective block); then
 // the variants and the baseline they are compared with.
 func buildPlanted(s plantedSession, c plantedChain) plantedBlocks {
@@ -274,18 +274,10 @@ func realPath(s plantedSession, c plantedChain) (inherited, reinforcement string
 		inject.ObjectiveBlock(inject.Reinforcement{Objective: c.sess.Objective, Checkpoint: &pre}, inject.DefaultMaxChars)
 }
 
-// inheritedPlanted is the inherited block as proxy/inherit.go builds it, plus the digest d
+// inheritedPlanted is the inherited block as engine/inherit.go builds it, plus the digest d
 // (rendered without its objective: the block has its own Objective line), under the reply cap.
 func inheritedPlanted(s plantedSession, sess kv.Session, d kv.Digest) string {
-	end := len(s.turns)
-	tail := lastTurns(s.turns, end, tailTurnsFirst)
-	size := 0
-	for _, t := range tail {
-		size += len(t.Text) + len(t.Tool)
-	}
-	if size < 2*inject.DefaultTailChars {
-		tail = lastTurns(s.turns, end, digestWindow)
-	}
+	tail := kv.TailWindow{MinTurns: tailTurnsFirst, MaxTurns: digestWindow, TextBytes: 2 * inject.DefaultTailChars}.Cut(s.turns)
 	prompts := []string{sess.Objective}
 	for _, t := range tail {
 		if t.Role == "user" {
@@ -427,9 +419,11 @@ token is in the block.
 What is built is what the real path builds. The session record as kv keeps it (Files most
 recent first, at most 50), and a periodic checkpoint every 10 prompts, each BuildDigest over the
 last 200 turns with the previous checkpoint's digest as Previous. At the end, a digest built the
-same way (over the last 200 turns, Previous = the latest periodic checkpoint) feeds a sub-agent's
-inherited block (InheritedBlock with RenderDigest of it, the tail read as proxy/inherit.go reads
-it, InferConstraints over the objective and that tail; default budgets: tail 3000, block 9500)
+same way (over the last 200 turns, Previous = the latest periodic checkpoint: the checkpoint
+heirloom writes when the parent spawns) feeds a sub-agent's inherited block (InheritedBlock with
+RenderDigest of it, the tail window read as engine/inherit.go reads it: at least 40 turns, more
+until their text is twice the tail budget, at most 200; InferConstraints over the objective and
+that tail; default budgets: tail 3000, block 9500)
 and, as the pre-compaction checkpoint, the objective block (ObjectiveBlock, 9500). The tail-only
 baseline is the transcript's last characters, as many as the inherited block has: what tools
 without a digest inject. Two variants show what each design choice is worth: the inherited block
