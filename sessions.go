@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
@@ -142,7 +143,7 @@ const titleWidth = 60
 // apiClient returns a client of the sidecar's API as the environment names it.
 func apiClient(env []string) *proxy.Client {
 	return &proxy.Client{
-		URL:     lookup(env, "HEIRLOOM_URL", "http://127.0.0.1:7433"),
+		URL:     lookup(env, "HEIRLOOM_URL", adapters.DefaultSidecarURL),
 		Token:   lookup(env, "HEIRLOOM_TOKEN", ""),
 		Timeout: 5 * time.Second,
 	}

@@ -193,11 +193,12 @@ type ClaudeCode struct {
 
 	// HookReadBytes is how much of a transcript one hook reads while Claude
 	// Code waits. A transcript with more unread (one heirloom never saw) is
-	// read in the background instead. Default 1 MiB; it must be > 0.
+	// read in the background instead, this much at a time. Default 1 MiB, or
+	// max_read_bytes when only that is set lower; it must be > 0.
 	HookReadBytes int64 `koanf:"hook_read_bytes"`
 
-	// MaxReadBytes is one background read of a transcript, and the largest
-	// transcript record heirloom parses. Default 4 MiB; it must be at least
+	// MaxReadBytes is the longest transcript record heirloom parses: a
+	// longer one is skipped. Default 4 MiB; it must be at least
 	// hook_read_bytes.
 	MaxReadBytes int64 `koanf:"max_read_bytes"`
 

@@ -30,7 +30,7 @@ var docs = map[string]string{
 	"adapters.claude_code.max_context_chars": "Cap on the context returned to one hook, 500..10000.",
 	"adapters.claude_code.transcript_roots":  "Directories transcripts may be read from (absolute, or starting with ~/).",
 	"adapters.claude_code.hook_read_bytes":   "Transcript bytes one hook reads while Claude Code waits; more is read in the background.",
-	"adapters.claude_code.max_read_bytes":    "One background read of a transcript, and the largest record parsed.",
+	"adapters.claude_code.max_read_bytes":    "The longest transcript record parsed; a longer one is skipped.",
 	"adapters.claude_code.upstream":          "Existing http hook target to forward hook calls to (proxy mode); heirloom's context comes first.",
 	"adapters.claude_code.upstream.url":      "Where hook calls are POSTed, e.g. http://127.0.0.1:8080/hooks; empty for none.",
 	"adapters.claude_code.upstream.timeout":  "How long a forwarded call may take before heirloom replies with its context alone.",

@@ -95,6 +95,13 @@ func Load(in Input) (*Loaded, error) {
 		return nil, fmt.Errorf("config: decode merged configuration: %w", err)
 	}
 	c.DataDir = expandHome(c.DataDir, in.Home)
+	// hook_read_bytes came after max_read_bytes, which configs written before it may have set
+	// below its default: when only max_read_bytes is given, a hook reads at most that.
+	cc := &c.Adapters.ClaudeCode
+	if origins["adapters.claude_code.hook_read_bytes"] == "default" && cc.MaxReadBytes > 0 && cc.MaxReadBytes < cc.HookReadBytes {
+		cc.HookReadBytes = cc.MaxReadBytes
+		origins["adapters.claude_code.hook_read_bytes"] = "default, lowered to max_read_bytes"
+	}
 	roots := c.Adapters.ClaudeCode.TranscriptRoots
 	for i := range roots {
 		roots[i] = expandHome(roots[i], in.Home)

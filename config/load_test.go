@@ -384,3 +384,18 @@ func TestLoad_ConfigFile(t *testing.T) {
 		}
 	})
 }
+
+// TestLoad_MaxReadBelowHookRead: a config from before hook_read_bytes that set max_read_bytes
+// below hook_read_bytes's default still loads, a hook reading at most max_read_bytes; both set
+// so is an error naming max_read_bytes.
+func TestLoad_MaxReadBelowHookRead(t *testing.T) {
+	l := mustLoad(t, config.Input{Home: home, Env: []string{"HEIRLOOM_ADAPTERS__CLAUDE_CODE__MAX_READ_BYTES=524288"}})
+	if cc := l.Config.Adapters.ClaudeCode; cc.HookReadBytes != 524288 || cc.MaxReadBytes != 524288 {
+		t.Errorf("hook %d, max %d; want both 524288", cc.HookReadBytes, cc.MaxReadBytes)
+	}
+	_, err := config.Load(config.Input{Home: home, Env: []string{
+		"HEIRLOOM_ADAPTERS__CLAUDE_CODE__MAX_READ_BYTES=524288", "HEIRLOOM_ADAPTERS__CLAUDE_CODE__HOOK_READ_BYTES=1048576"}})
+	if errs := configErrors(err); len(errs) != 1 || errs[0].Key != "adapters.claude_code.max_read_bytes" {
+		t.Errorf("both set, max below hook: got %v, want one error naming max_read_bytes", err)
+	}
+}

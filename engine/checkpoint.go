@@ -94,9 +94,15 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		Constraints: sess.Constraints,
 		Previous:    prev,
 	})
+	// A sub-agent's checkpoint is kept out of its project's index: a new session recovers the
+	// latest checkpoint of another session, and a sub-agent's task is not one to resume.
+	projectNorm := sess.ProjectNorm
+	if sess.ParentID != "" {
+		projectNorm = ""
+	}
 	c, err := e.Store.PutCheckpoint(ctx, kv.Checkpoint{
 		Scope: scope, SessionID: sessionID, Harness: sess.Harness,
-		Project: sess.Project, ProjectNorm: sess.ProjectNorm, Trigger: trigger,
+		Project: sess.Project, ProjectNorm: projectNorm, Trigger: trigger,
 		Epoch: sess.Compactions, Prompts: sess.Prompts, TurnSeq: sess.TurnCount,
 		Digest: d, CreatedAt: e.Now(),
 	})
@@ -110,6 +116,9 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		sess.LastCheckpointPrompts = max(sess.LastCheckpointPrompts, c.Prompts)
 		if c.CreatedAt.After(sess.LastCheckpointAt) {
 			sess.LastCheckpointAt = c.CreatedAt
+		}
+		if trigger == kv.TriggerPreCompaction {
+			sess.CompactionCheckpoint = c.ID
 		}
 		return nil
 	})
@@ -169,23 +178,29 @@ func (e *Engine) spawnCheckpoint(sess kv.Session) {
 }
 
 // checkpointInBackground writes a checkpoint of session id with trigger in the background,
-// unless one is in flight already or due (when given) says it is not needed.
+// unless due (when given) says it is not needed when its turn comes. A checkpoint asked for
+// while another of the session is being written runs after it (the latest asked for wins).
 func (e *Engine) checkpointInBackground(scope, id, trigger string, due func(context.Context) bool) {
-	done, ok := e.checkpoints.start(lockKey(scope, id))
-	if !ok {
-		return
-	}
-	started := e.goBackground(func(ctx context.Context) {
-		defer done()
+	key := lockKey(scope, id)
+	job := func(ctx context.Context) {
 		if due != nil && !due(ctx) {
 			return
 		}
 		if _, err := e.checkpoint(ctx, scope, id, trigger, nil, nil); err != nil && ctx.Err() == nil {
 			e.Logger.Warn("checkpoint not written", "session", id, "trigger", trigger, "error", err)
 		}
+	}
+	if !e.checkpoints.startOrQueue(key, job) {
+		return
+	}
+	started := e.goBackground(func(ctx context.Context) {
+		for job := job; job != nil; job = e.checkpoints.finish(key) {
+			job(ctx)
+		}
 	})
 	if !started {
-		done()
+		for e.checkpoints.finish(key) != nil {
+		}
 	}
 }
 
@@ -197,16 +212,18 @@ func (e *Engine) checkpointInBackground(scope, id, trigger string, due func(cont
 func (e *Engine) preCompactionCheckpoint(ctx context.Context, scope, id, instructions string, recent []kv.Turn) error {
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
 	defer cancel()
-	view, err := e.Store.View(ctx, scope, id, kv.ViewOptions{Checkpoint: true})
+	sess, err := e.Store.GetSession(ctx, scope, id)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if last := view.Checkpoint; last != nil && last.Trigger == kv.TriggerPreCompaction &&
-		last.Epoch == view.Session.Compactions && e.Now().Sub(last.CreatedAt).Abs() < SameCompaction {
+	if last, err := e.compactionCheckpoint(ctx, sess); err == nil && last.Epoch == sess.Compactions &&
+		e.Now().Sub(last.CreatedAt).Abs() < SameCompaction {
 		return nil
+	} else if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return err
 	}
 	var extra []string
 	if instructions != "" {
@@ -241,6 +258,19 @@ func (e *Engine) prune() {
 	}
 }
 
+// compactionCheckpoint returns sess's latest pre-compaction checkpoint: the one it names, else
+// (a session recorded before it named one, or that one pruned) the newest among its latest
+// reinforcementLookback checkpoints; an error wrapping kv.ErrNotFound when there is none.
+func (e *Engine) compactionCheckpoint(ctx context.Context, sess kv.Session) (kv.Checkpoint, error) {
+	if sess.CompactionCheckpoint != "" {
+		c, err := e.Store.GetCheckpoint(ctx, sess.Scope, sess.CompactionCheckpoint)
+		if !errors.Is(err, kv.ErrNotFound) {
+			return c, err
+		}
+	}
+	return e.Store.LatestCheckpointWith(ctx, sess.Scope, sess.ID, kv.TriggerPreCompaction, reinforcementLookback)
+}
+
 // countCompaction starts a new compaction epoch for sess at at, unless the latest one was
 // reported within SameCompaction of it (another source reporting the same compaction).
 func countCompaction(sess *kv.Session, at time.Time) {
@@ -252,13 +282,12 @@ func countCompaction(sess *kv.Session, at time.Time) {
 }
 
 // reinforcement returns the objective block for session sess: its objective, its latest
-// pre-compaction checkpoint among the newest reinforcementLookback (else its latest), and the
-// sub-agents it spawned that finished.
+// pre-compaction checkpoint (else its latest), and the sub-agents it spawned that finished.
 func (e *Engine) reinforcement(ctx context.Context, sess kv.Session) (string, error) {
 	if e.Config.Passive {
 		return "", nil
 	}
-	cp, err := e.Store.LatestCheckpointWith(ctx, sess.Scope, sess.ID, kv.TriggerPreCompaction, reinforcementLookback)
+	cp, err := e.compactionCheckpoint(ctx, sess)
 	if errors.Is(err, kv.ErrNotFound) {
 		cp, err = e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
 	}

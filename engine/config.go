@@ -17,11 +17,11 @@ type Config struct {
 	TranscriptRoots []string
 	// HookReadBytes is how much of a transcript one hook reads while the harness waits. A
 	// transcript with more unread than this (one heirloom never saw, or a huge paste) is read
-	// in the background instead, MaxReadBytes at a time, and the reply meanwhile takes the
+	// in the background instead, HookReadBytes at a time, and the reply meanwhile takes the
 	// parent's recent turns from the file's end.
 	HookReadBytes int64
-	// MaxReadBytes is one read of a transcript in the background, and the largest record
-	// heirloom parses (a longer one is skipped).
+	// MaxReadBytes is the longest transcript record heirloom parses: one longer than
+	// HookReadBytes is read whole in the background, up to this; a longer one is skipped.
 	MaxReadBytes int64
 	// Passive keeps every block out of every reply (inherit.enabled false): sessions, turns,
 	// runs and checkpoints are still recorded.

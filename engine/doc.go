@@ -13,8 +13,8 @@
 //     (OpenCode, OpenClaw), whose events name parents and children outright.
 //   - Transcript ingest (ingest.go): the new part of a transcript is read at each hook, at most
 //     Config.HookReadBytes while the harness waits; more than that (a transcript heirloom never
-//     saw) is read in the background, and a reply meanwhile takes the parent's recent turns from
-//     the file's end.
+//     saw) is read in the background, parsed outside the session's lock and stored under it, and
+//     a reply meanwhile takes the parent's recent turns from the file's end.
 //   - What the blocks need (inherit.go, inject.go): a parent is read once, from one snapshot
 //     (kv.View: the session, its newest turns, its latest checkpoint), for its child's
 //     inherited block; plugins ask through Inject.
@@ -24,9 +24,10 @@
 //
 // # Concurrency
 //
-// Work for one session runs under that session's lock (a Claude Code session's sub-agents share
-// their top-level session's lock, so parallel sub-agents' hooks cannot race each other's
-// pairing). A change that must hold together is one kv transaction. Work a hook's deadline
-// cut short finishes under the engine's own context, and Close waits for it; so do the
-// background checkpoints, transcript catch-ups and the pruner.
+// Work for one session runs under that session's lock (the hooks of a Claude Code session's
+// sub-agents take their top-level session's lock, so parallel sub-agents' hooks cannot race
+// each other's pairing). A change that must hold together is one kv transaction. Work a hook's
+// deadline cut short carries on under the engine's own context; so do the background
+// checkpoints, transcript catch-ups and the pruner. Close stops new work, cancels that context
+// and waits for what runs.
 package engine

@@ -43,6 +43,8 @@ type Engine struct {
 	catchups    flights // transcripts read in the background, by session
 	ctx         context.Context
 	cancel      context.CancelFunc
+	life        sync.Mutex // guards closing and wg.Add against Close
+	closing     bool       // Close began: no new background work
 	wg          sync.WaitGroup
 	openedAt    time.Time
 	closeOnce   sync.Once
@@ -106,14 +108,19 @@ func (e *Engine) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the background work and waits for it, and for work a hook's deadline left
-// running, until ctx ends. It is safe to call twice and without Open.
+// Close stops the background work and waits for it until ctx ends: no new work starts, and
+// what runs (a hook's work its deadline cut short, background checkpoints and transcript
+// reads, the pruner) sees the engine's context cancelled and stops at its next store call,
+// each store write being whole or absent. It is safe to call twice and without Open.
 func (e *Engine) Close(ctx context.Context) error {
 	var err error
 	e.closeOnce.Do(func() {
 		if e.cancel == nil {
 			return
 		}
+		e.life.Lock()
+		e.closing = true
+		e.life.Unlock()
 		e.cancel()
 		done := make(chan struct{})
 		go func() {
@@ -138,7 +145,7 @@ var ErrNotOpen = errors.New("engine not open")
 // error when ctx ended first (fn then finishes in the background, and Close waits for it).
 func detach[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	if e.ctx == nil || e.ctx.Err() != nil {
+	if !e.add() {
 		return zero, ErrNotOpen
 	}
 	type result struct {
@@ -146,7 +153,6 @@ func detach[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, 
 		err error
 	}
 	done := make(chan result, 1)
-	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		v, err := fn(e.ctx)
@@ -163,14 +169,25 @@ func detach[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, 
 // goBackground runs fn in the background under the engine's context, unless the engine is
 // closing. Close waits for it.
 func (e *Engine) goBackground(fn func(ctx context.Context)) bool {
-	if e.ctx == nil || e.ctx.Err() != nil {
+	if !e.add() {
 		return false
 	}
-	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		fn(e.ctx)
 	}()
+	return true
+}
+
+// add counts one more piece of background work for Close to wait for; false when the engine is
+// not open or closing, and then nothing may start.
+func (e *Engine) add() bool {
+	e.life.Lock()
+	defer e.life.Unlock()
+	if e.ctx == nil || e.closing {
+		return false
+	}
+	e.wg.Add(1)
 	return true
 }
 
@@ -183,31 +200,60 @@ func (e *Engine) harness(name string) adapters.Registration {
 // lockKey names the lock of session id in scope.
 func lockKey(scope, id string) string { return scope + "\x00" + id }
 
-// flights tracks one background job per key (a session), and lets others wait for it.
+// flights tracks one background job per key (a session), lets others wait for it, and queues
+// one more job to run after it.
 type flights struct {
-	mu   sync.Mutex
-	jobs map[string]chan struct{}
+	mu     sync.Mutex
+	jobs   map[string]chan struct{}         // closed when the key's jobs are all done
+	queued map[string]func(context.Context) // the job to run next for a key
 }
 
-// start registers a job for key; ok is false when one is running. done must be called when it
-// ends.
-func (f *flights) start(key string) (done func(), ok bool) {
+// start registers a job for key; false when one is running. The caller runs it and then calls
+// finish, and runs what finish returns, until nil.
+func (f *flights) start(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, busy := f.jobs[key]; busy {
-		return nil, false
+		return false
 	}
 	if f.jobs == nil {
-		f.jobs = map[string]chan struct{}{}
+		f.jobs, f.queued = map[string]chan struct{}{}, map[string]func(context.Context){}
 	}
-	ch := make(chan struct{})
-	f.jobs[key] = ch
-	return func() {
-		f.mu.Lock()
+	f.jobs[key] = make(chan struct{})
+	return true
+}
+
+// startOrQueue registers job for key and returns true for the caller to run it, as start
+// does; when a job is running it makes job the next to run after it (replacing any queued
+// before) and returns false.
+func (f *flights) startOrQueue(key string, job func(context.Context)) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, busy := f.jobs[key]; busy {
+		f.queued[key] = job
+		return false
+	}
+	if f.jobs == nil {
+		f.jobs, f.queued = map[string]chan struct{}{}, map[string]func(context.Context){}
+	}
+	f.jobs[key] = make(chan struct{})
+	return true
+}
+
+// finish ends the job running for key and returns the one queued behind it, still registered;
+// nil when there is none, and then the key is free and its waiters are woken.
+func (f *flights) finish(key string) func(context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if next := f.queued[key]; next != nil {
+		delete(f.queued, key)
+		return next
+	}
+	if ch, ok := f.jobs[key]; ok {
 		delete(f.jobs, key)
-		f.mu.Unlock()
 		close(ch)
-	}, true
+	}
+	return nil
 }
 
 // running reports whether a job for key is running.

@@ -276,3 +276,64 @@ func TestPairingByEliminationIsProvisional(t *testing.T) {
 		t.Fatalf("parents after correction: a2 %q/%d, a3 %q/%d", a2.ParentID, a2.Depth, a3.ParentID, a3.Depth)
 	}
 }
+
+// TestInheritedWindowWidens: when the parent's newest 40 turns hold little text, the window
+// widens to 200, so a constraint stated before a long reply still reaches the child's active
+// constraints.
+func TestInheritedWindowWidens(t *testing.T) {
+	tr := newTree(t, "S")
+	e := openEngine(t, tr, noPeriodic)
+	lines := []string{userLine("u-c", "Never touch vendor/ under any circumstances."), assistantLine("a-long", strings.Repeat("long reply ", 700))}
+	for i := range 20 {
+		lines = append(lines, exchange("S", i, "ok?", "ok")...)
+	}
+	appendLines(t, tr.transcript, lines...)
+	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, spawnEv(tr, "S", "toolu_1", "Explore", "find callers"))
+	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
+	if !strings.Contains(got, "### Active constraints\n- Never touch vendor/ under any circumstances.") {
+		t.Fatalf("constraint stated before the long reply missing from the active constraints:\n%s", got)
+	}
+}
+
+// TestSubagentCheckpointsNotRecovered: a sub-agent's checkpoints (its own spawns, or one asked
+// for) are never what a new session of the project recovers: that is another top-level
+// session's latest.
+func TestSubagentCheckpointsNotRecovered(t *testing.T) {
+	tr := newTree(t, "P")
+	e := openEngine(t, tr, noPeriodic)
+	appendLines(t, tr.transcript, exchange("P", 0, "TOP-OBJECTIVE: port the parser", "ok")...)
+	mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "TOP-OBJECTIVE: port the parser"}))
+	if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
+		t.Fatal(err)
+	}
+	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "CHILD-TASK: list callers"))
+	mustHook(t, e, startEv(tr, "P", "a1", "general-purpose"))
+	mustHook(t, e, spawnEv(tr, "P", "toolu_2", "general-purpose", "GRANDCHILD-TASK", "a1"))
+	if _, err := e.Checkpoint(t.Context(), "default", "P:a1", kv.TriggerExplicit, engine.Statements{}); err != nil {
+		t.Fatal(err)
+	}
+	got := mustHook(t, e, map[string]any{"session_id": "Q", "transcript_path": tr.transcript, "cwd": "/work/app", "hook_event_name": "SessionStart", "source": "startup"})
+	if !strings.Contains(got, "## Recovered Session Checkpoint") || !strings.Contains(got, "TOP-OBJECTIVE") || strings.Contains(got, "CHILD-TASK") {
+		t.Fatalf("a new session recovered:\n%s\nwant the top-level session's checkpoint, never the sub-agent's", got)
+	}
+}
+
+// TestReinforcement_PreCompactionCheckpoint: after a compaction the reinforcement hands back the
+// checkpoint taken before it, however many checkpoints (spawns, explicit ones) came after.
+func TestReinforcement_PreCompactionCheckpoint(t *testing.T) {
+	tr := newTree(t, "S")
+	e := openEngine(t, tr, noPeriodic)
+	appendLines(t, tr.transcript, exchange("S", 0, "Port the parser. PRE-MARK-1", "Reading parse.c.")...)
+	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser. PRE-MARK-1"}))
+	mustHook(t, e, ev(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep PRE-MARK-2"}))
+	for range 25 {
+		if _, err := e.Checkpoint(t.Context(), "default", "S", kv.TriggerExplicit, engine.Statements{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := mustHook(t, e, ev(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	if !strings.Contains(got, "Checkpoint taken before the compaction:") || !strings.Contains(got, "PRE-MARK-2") {
+		t.Fatalf("reinforcement without the pre-compaction checkpoint:\n%s", got)
+	}
+}

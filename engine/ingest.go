@@ -31,7 +31,7 @@ type ingested struct {
 // ingest reads the new part of sess's transcript, from the stored offset, and appends its
 // turns, while the harness waits: at most Config.HookReadBytes. With more unread than that it
 // reads nothing now and catches up in the background, under the lock of root (the top-level
-// session whose lock guards sess), MaxReadBytes at a time. A missing file is not an error:
+// session whose lock guards sess), HookReadBytes at a time. A missing file is not an error:
 // the harness may not have written it yet. A file that shrank or was replaced is read again
 // from the start; turns already stored are recognised by their source id and not stored twice.
 // The caller holds root's lock.
@@ -53,7 +53,14 @@ func (e *Engine) ingest(ctx context.Context, h adapters.Registration, sess kv.Se
 		return got, nil
 	}
 	e.stats.hookBytes.Add(int64(len(chunk.buf)))
-	a, err := e.appendChunk(ctx, h, sess, chunk)
+	// A record as long as what a hook reads, with no end yet, may be longer still: the
+	// background reads up to MaxReadBytes of it. Only a hook that may read as much skips it.
+	parsed := e.parseChunk(h, sess, chunk, e.Config.HookReadBytes >= e.Config.MaxReadBytes)
+	if parsed.consumed == 0 && chunk.atCap && e.Config.HookReadBytes < e.Config.MaxReadBytes {
+		got.Behind = e.catchUp(sess.Scope, sess.ID, root, h)
+		return got, nil
+	}
+	a, err := e.storeChunk(ctx, sess, parsed)
 	if err != nil {
 		return got, err
 	}
@@ -172,15 +179,15 @@ func storedTurns(turns []adapters.Turn) []kv.Turn {
 	return out
 }
 
-// catchUp starts reading session id's transcript in the background, MaxReadBytes at a time,
-// each read under root's lock (hooks of the session interleave with it), until it has read to
-// the end. It reports whether a catch-up is running (false when the engine is closing).
+// catchUp starts reading session id's transcript in the background, HookReadBytes at a time,
+// each chunk stored under root's lock (hooks of the session interleave with it), until it has
+// read to the end. It reports whether a catch-up is running (false when the engine is closing).
 func (e *Engine) catchUp(scope, id, root string, h adapters.Registration) bool {
 	key := lockKey(scope, id)
-	done, ok := e.catchups.start(key)
-	if !ok {
+	if !e.catchups.start(key) {
 		return true
 	}
+	done := func() { e.catchups.finish(key) }
 	started := e.goBackground(func(ctx context.Context) {
 		defer done()
 		e.stats.catchUps.Add(1)

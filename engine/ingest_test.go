@@ -105,3 +105,29 @@ func TestCatchUp_LongRecords(t *testing.T) {
 		t.Errorf("stored %s, want u0,long,u1,u2 (the 10 KiB record over max_read_bytes skipped)", got)
 	}
 }
+
+// TestHookRead_RecordAtTheCap: a record still being written whose unread part is exactly what a
+// hook reads is not skipped as oversized: it is read whole once it ends.
+func TestHookRead_RecordAtTheCap(t *testing.T) {
+	tr := newTree(t, "C")
+	e := openEngine(t, tr, func(e *engine.Engine) {
+		noPeriodic(e)
+		e.Config.HookReadBytes, e.Config.MaxReadBytes = 1<<10, 4<<10
+	})
+	record := userLine("big", strings.Repeat("b", 1500)) + "\n"
+	if err := os.WriteFile(tr.transcript, []byte(record[:1<<10]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustHook(t, e, ev(tr, "C", "Stop", nil))
+	f, err := os.OpenFile(tr.transcript, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(record[1<<10:])
+	f.Close()
+	waitFor(t, "the record", func() bool {
+		mustHook(t, e, ev(tr, "C", "Stop", nil))
+		turns, err := e.Store.Turns(t.Context(), "default", "C", 0, 0)
+		return err == nil && len(turns) == 1 && turns[0].SourceID == "big"
+	})
+}

@@ -9,9 +9,9 @@ import (
 )
 
 // The inherited block's transcript comes from the parent's newest turns. Its own budget
-// (Config.TailChars) decides how much of them reaches the child; the window read holds at least
-// tailTurnsMin turns (their prompts feed the active constraints too), then more until their
-// text is twice the budget, at most tailTurnsMax.
+// (Config.TailChars) decides how much of them reaches the child; the window read is the newest
+// tailTurnsMin turns, widened to tailTurnsMax when their text is under twice the budget (many
+// short turns). The prompts in the window feed the active constraints too.
 const (
 	tailTurnsMin = 40
 	tailTurnsMax = 200
@@ -38,11 +38,21 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 	if err != nil {
 		e.Logger.Warn("parent transcript not read; inheriting what is stored", "parent", view.Session.ID, "error", err)
 	}
-	tail := e.tailWindow().Cut(append(view.Tail, in.Added...))
-	if in.Behind {
-		tail = e.tailWindow().Cut(e.recentFromFile(h, in.Session, e.Config.HookReadBytes))
+	w := e.tailWindow()
+	turns := append(view.Tail, in.Added...)
+	switch {
+	case in.Behind:
+		turns = e.recentFromFile(h, in.Session, e.Config.HookReadBytes)
+	case !w.Complete(turns, in.Session.TurnCount):
+		// The turns just appended moved the window past what was read with the parent: read
+		// the window again (rare: they hold little text and pushed the text that filled it out).
+		again, err := e.Store.View(ctx, in.Session.Scope, in.Session.ID, kv.ViewOptions{Tail: w})
+		if err != nil {
+			return "", err
+		}
+		turns = again.Tail
 	}
-	return e.inheritedBlock(in.Session, tail, view.Checkpoint), nil
+	return e.inheritedBlock(in.Session, w.Cut(turns), view.Checkpoint), nil
 }
 
 // inheritedBlock renders the block from the parent, its tail window and its latest checkpoint:

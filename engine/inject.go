@@ -85,7 +85,7 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (string, error) 
 	if parentID == "" || parentID == req.Session || e.Config.Passive {
 		return "", nil
 	}
-	view, err := e.Store.View(ctx, scope, parentID, kv.ViewOptions{Tail: e.tailWindow(), Checkpoint: true})
+	view, err := e.parentView(ctx, scope, parentID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return "", nil
 	}

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 )
 
 // DefaultURL is where the shim looks for the sidecar when HEIRLOOM_URL is unset: `heirloom
 // serve`'s default listen address.
-const DefaultURL = "http://127.0.0.1:7433"
+const DefaultURL = adapters.DefaultSidecarURL
 
 // Main runs one hook process and returns its exit code: 0, or 2 when a wrapped command blocked
 // (exited 2). prog is how the user invokes the shim ("heirloom hook" or "heirloom-hook"), for the

@@ -41,6 +41,7 @@ type sessionValue struct {
 	LastCheckpointAt      time.Time `json:"last_checkpoint_at,omitzero"`
 	ReinforcedEpoch       int       `json:"reinforced_epoch,omitempty"`
 	FirstInjectDone       bool      `json:"first_inject_done,omitempty"`
+	CompactionCheckpoint  string    `json:"compaction_checkpoint,omitempty"`
 }
 
 type transcriptValue struct {
@@ -75,6 +76,7 @@ func encodeSession(s *Session) ([]byte, error) {
 		Prompts: s.Prompts, Decisions: s.Decisions, Constraints: s.Constraints,
 		LastCheckpointPrompts: s.LastCheckpointPrompts, LastCheckpointAt: s.LastCheckpointAt,
 		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone,
+		CompactionCheckpoint: s.CompactionCheckpoint,
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -103,6 +105,7 @@ func decodeSession(b []byte) (Session, error) {
 		Prompts: v.Prompts, Decisions: nilIfEmpty(v.Decisions), Constraints: nilIfEmpty(v.Constraints),
 		LastCheckpointPrompts: v.LastCheckpointPrompts, LastCheckpointAt: v.LastCheckpointAt,
 		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone,
+		CompactionCheckpoint: v.CompactionCheckpoint,
 	}, nil
 }
 

@@ -41,8 +41,12 @@
 // session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,
 // ParentID or CreatedAt change. i is the per-session SourceID → Seq index used to skip turns
 // that were stored already (UpsertTurns overwrites through it instead). A run's o and u entries
-// are written once, with the run (CreatedAt and RootID never change); its p entry exists exactly
-// while the run is pending, and its b entry while it is paired, both moved in the run's batch.
+// are written once, with the run (CreatedAt and RootID never change); its v entry moves with its
+// ParentID; its p entry exists exactly while the run is pending, its b entry while it is paired,
+// and its q entry while it is paired by a guess not yet confirmed (Provisional), all moved in
+// the run's batch. v makes a session's own runs (its digest, its finished sub-agents) cost what
+// that session spawned, not what the scope ever recorded; q does the same for the pairing rule
+// that looks for earlier guesses.
 // A checkpoint's h and e entries, and its j entry when it has a ProjectNorm, are written in its
 // batch and deleted with it (PutCheckpoint moves them when it replaces a checkpoint by ID): h
 // finds a session's latest checkpoints, j the latest of any session of a project since some

@@ -140,7 +140,9 @@ func (s *Store) RunByChild(ctx context.Context, scope, childID string) (Run, err
 		return Run{}, fmt.Errorf("run by child %s/%s: %w", scope, childID, err)
 	}
 	defer s.release()
-	r, err := runByChild(s.counted(db), scope, childID)
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	r, err := runByChild(s.counted(snap), scope, childID)
 	if err != nil {
 		return Run{}, fmt.Errorf("run by child %s/%s: %w", scope, childID, err)
 	}

@@ -63,6 +63,10 @@ type Session struct {
 	// FirstInjectDone says a plugin harness already asked for the session's first model call's
 	// context (the recovered block is given once).
 	FirstInjectDone bool
+	// CompactionCheckpoint is the ID of the session's latest pre_compaction checkpoint: the one
+	// the objective reinforcement after that compaction hands back, however many checkpoints
+	// (spawns, periodic) came after it. Empty before the first.
+	CompactionCheckpoint string
 }
 
 // MaxStatements bounds Session.Decisions and Session.Constraints.

@@ -215,13 +215,20 @@ func TestTailWindow(t *testing.T) {
 	}{
 		{"zero takes none", kv.TailWindow{}, nil},
 		{"min turns", kv.TailWindow{MinTurns: 3, MaxTurns: 10, TextBytes: 1}, []uint64{7, 8, 9}},
-		{"until text", kv.TailWindow{MinTurns: 1, MaxTurns: 10, TextBytes: 35}, []uint64{6, 7, 8, 9}},
+		{"widened", kv.TailWindow{MinTurns: 2, MaxTurns: 5, TextBytes: 35}, []uint64{5, 6, 7, 8, 9}},
+		{"short enough", kv.TailWindow{MinTurns: 4, MaxTurns: 8, TextBytes: 35}, []uint64{6, 7, 8, 9}},
 		{"max turns", kv.TailWindow{MinTurns: 1, MaxTurns: 2, TextBytes: 1000}, []uint64{8, 9}},
 		{"fewer than min", kv.TailWindow{MinTurns: 40, MaxTurns: 200, TextBytes: 1}, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := seqs(tc.w.Cut(turns)); !slices.Equal(got, tc.want) {
 				t.Errorf("Cut: got %v, want %v", got, tc.want)
+			}
+			// Complete: the newest k turns hold the window exactly when k reaches its size.
+			for k := range len(turns) + 1 {
+				if got, want := tc.w.Complete(turns[len(turns)-k:], uint64(len(turns))), k >= len(tc.want); got != want {
+					t.Errorf("Complete over the newest %d: got %v, want %v", k, got, want)
+				}
 			}
 		})
 	}

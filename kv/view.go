@@ -8,37 +8,55 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// TailWindow says which of a session's newest turns a reader wants: at least MinTurns (when the
-// session has that many), then more, newest first, until the text of those taken reaches
-// TextBytes (Text plus Tool, in bytes), and never more than MaxTurns. The zero value takes
-// none. The window is monotone: for a session that grew by some turns, the window of the new
-// turns followed by the old window, cut again, is the window a fresh read gives.
+// TailWindow says which of a session's newest turns a reader wants: its newest MinTurns when
+// their text (Text plus Tool, in bytes) reaches TextBytes, else its newest MaxTurns (a short
+// window, widened when its text cannot fill the reader's budget: many short turns). A session
+// with fewer turns gives all it has. The zero value takes none.
 type TailWindow struct {
 	MinTurns  int
 	MaxTurns  int
 	TextBytes int
 }
 
-// Cut returns the newest turns of turns (ascending Seq) that w takes, ascending.
+// Cut returns the window of turns, which are the newest turns of a session, ascending: all of
+// it when Complete says they hold it.
 func (w TailWindow) Cut(turns []Turn) []Turn {
-	n := w.take(len(turns), func(i int) *Turn { return &turns[len(turns)-1-i] })
-	return turns[len(turns)-n:]
+	short := w.short(len(turns))
+	if textOf(turns[len(turns)-short:]) >= w.TextBytes {
+		return turns[len(turns)-short:]
+	}
+	return turns[len(turns)-min(len(turns), max(w.MaxTurns, 0)):]
 }
 
-// take returns how many turns w takes when newest(i) is the i-th newest of count turns.
-func (w TailWindow) take(count int, newest func(i int) *Turn) int {
-	n, size := 0, 0
-	for n < count && w.more(n, size) {
-		t := newest(n)
-		size += len(t.Text) + len(t.Tool)
-		n++
+// Complete reports whether turns, the newest turns of a session of total turns, hold the whole
+// window of that session. A reader that appended turns to a window it read before checks this,
+// and reads again only when the window now reaches past what it holds.
+func (w TailWindow) Complete(turns []Turn, total uint64) bool {
+	if uint64(len(turns)) >= total {
+		return true
+	}
+	short := w.short(int(min(total, uint64(w.MinTurns))))
+	if len(turns) < short {
+		return false
+	}
+	if textOf(turns[len(turns)-short:]) >= w.TextBytes {
+		return true
+	}
+	return uint64(len(turns)) >= min(total, uint64(max(w.MaxTurns, 0)))
+}
+
+// short is the size of the short window over count turns.
+func (w TailWindow) short(count int) int {
+	return max(0, min(count, w.MinTurns, w.MaxTurns))
+}
+
+// textOf is the text the window counts in turns.
+func textOf(turns []Turn) int {
+	n := 0
+	for _, t := range turns {
+		n += len(t.Text) + len(t.Tool)
 	}
 	return n
-}
-
-// more reports whether w takes another turn after n turns of size bytes of text.
-func (w TailWindow) more(n, size int) bool {
-	return n < w.MaxTurns && (n < w.MinTurns || size < w.TextBytes)
 }
 
 // ViewOptions says what Store.View reads besides the session.
@@ -107,15 +125,24 @@ func readView(ctx context.Context, r pebble.Reader, scope, id string, o ViewOpti
 	return v, nil
 }
 
-// readTail reads the turns window w takes, newest first, and returns them ascending.
+// readTail reads the turns window w takes, newest first, and returns them ascending: the
+// short window, then, when its text falls short, on up to MaxTurns.
 func readTail(ctx context.Context, r pebble.Reader, scope, id string, w TailWindow) ([]Turn, error) {
 	var out []Turn
-	size := 0
+	short := w.short(w.MinTurns)
+	size, widen := 0, false
 	err := scanTurns(ctx, r, scope, id, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, func(got []Turn) bool {
-		if n := len(got); n > 0 {
+		n := len(got)
+		if n > 0 && n <= short {
 			size += len(got[n-1].Text) + len(got[n-1].Tool)
 		}
-		return w.more(len(got), size)
+		if n < short {
+			return true
+		}
+		if n == short {
+			widen = size < w.TextBytes
+		}
+		return widen && n < w.MaxTurns
 	}, &out)
 	if err != nil {
 		return nil, err

@@ -94,6 +94,9 @@ const (
 
 var eventsLabels = []string{"harness", "source", "outcome"}
 
+// eventsDesc describes the stream clients' series of heirloom_adapter_events_total.
+var eventsDesc = prometheus.NewDesc(eventsName, eventsHelp, eventsLabels, nil)
+
 // Descriptions of the stream clients' own metrics, by harness and target.
 var (
 	streamLabels       = []string{"harness", "target"}
@@ -110,7 +113,6 @@ var (
 type eventsCollector struct {
 	events  *prometheus.CounterVec
 	streams []NamedStream
-	desc    *prometheus.Desc
 }
 
 func (c *eventsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -124,9 +126,6 @@ func (c *eventsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.events.Collect(ch)
 	if len(c.streams) == 0 {
 		return
-	}
-	if c.desc == nil {
-		c.desc = prometheus.NewDesc(eventsName, eventsHelp, eventsLabels, nil)
 	}
 	// Several clients of one harness (OpenCode servers) add up in the events metric.
 	type key struct{ harness, outcome string }
@@ -149,7 +148,7 @@ func (c *eventsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for k, v := range sums {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(v), k.harness, "stream", k.outcome)
+		ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.CounterValue, float64(v), k.harness, "stream", k.outcome)
 	}
 }
 

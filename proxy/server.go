@@ -22,7 +22,7 @@ import (
 
 // Defaults of a Server, set by NewServer.
 const (
-	DefaultAddr         = "127.0.0.1:7433"
+	DefaultAddr         = adapters.DefaultSidecarAddr
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultHookTimeout  = time.Second
 )

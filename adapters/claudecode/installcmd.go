@@ -12,10 +12,6 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters"
 )
 
-// defaultSidecarURL is where http hooks reach the sidecar when neither --url nor HEIRLOOM_URL
-// says: `heirloom serve`'s default address.
-const defaultSidecarURL = "http://127.0.0.1:7433"
-
 // Installer is `heirloom install claude-code`: heirloom's hooks in a Claude Code settings file.
 type Installer struct{}
 
@@ -33,7 +29,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 		project = fs.String("project", "", "install into DIR/.claude/settings.json (default: the user's ~/.claude/settings.json)")
 		settings = fs.String("settings", "", "install into this settings file")
 		kind = fs.String("hooks", "command", "command: every event runs heirloom's hook process (the default: it fails open silently);\nhttp: Claude Code posts every event but SessionStart and SessionEnd to the sidecar itself, with no\nprocess start, but shows a hook error on every prompt while the sidecar is down")
-		url = fs.String("url", "", "with --hooks http: the sidecar's URL (default: $HEIRLOOM_URL, else "+defaultSidecarURL+")")
+		url = fs.String("url", "", "with --hooks http: the sidecar's URL (default: $HEIRLOOM_URL, else "+adapters.DefaultSidecarURL+")")
 		command = fs.String("command", "", "hook command (default: heirloom-hook beside this binary, else this binary + \" hook\"; then \" claude-code\")")
 	})
 	if err != nil {
@@ -62,7 +58,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 	}
 	opts := InstallOptions{SettingsPath: path, Command: cmd, DryRun: dryRun}
 	if *kind == "http" {
-		base := firstNonEmpty(*url, env.Getenv("HEIRLOOM_URL"), defaultSidecarURL)
+		base := firstNonEmpty(*url, env.Getenv("HEIRLOOM_URL"), adapters.DefaultSidecarURL)
 		opts.HTTP = &HTTPHooks{URL: base, Token: env.Getenv("HEIRLOOM_TOKEN") != ""}
 		if p := proxyBypassed(env.Getenv); p != "" {
 			fmt.Fprintf(env.Stderr, "warning: %s is set and NO_PROXY does not name 127.0.0.1: Claude Code sends http hooks through that proxy, which cannot reach a loopback sidecar. Add 127.0.0.1,localhost to NO_PROXY, or use --hooks command.\n", p)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
 	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
 )
@@ -25,7 +26,7 @@ import (
 const PluginID = "heirloom"
 
 // DefaultSidecarURL is the sidecar URL the plugin is configured with when InstallOptions.URL is empty.
-const DefaultSidecarURL = "http://127.0.0.1:7433"
+const DefaultSidecarURL = adapters.DefaultSidecarURL
 
 // pluginFileNames are the files of the plugin folder, as embedded and as installed.
 var pluginFileNames = []string{"openclaw.plugin.json", "package.json", "index.js"}
