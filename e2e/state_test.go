@@ -48,6 +48,9 @@ func readState(tb testing.TB, store *kv.Store, root *replayRoot) storeState {
 		s.CreatedAt, s.UpdatedAt, s.CompactedAt = time.Time{}, time.Time{}, time.Time{}
 		// Checkpoint bookkeeping: a replayed PreCompact rightly writes a fresh checkpoint.
 		s.LastCheckpointAt, s.LastCheckpointPrompts = time.Time{}, 0
+		if s.CompactionCheckpoint != "" { // a checkpoint ID: from the time it was written
+			s.CompactionCheckpoint = "(set)"
+		}
 		s.Project, s.ProjectNorm = unroot(s.Project), unroot(s.ProjectNorm)
 		s.Transcript.Path, s.Transcript.Ident = unroot(s.Transcript.Path), ""
 		st.Sessions = append(st.Sessions, s)
