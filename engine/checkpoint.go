@@ -160,7 +160,7 @@ func (e *Engine) maybeCheckpoint(sess kv.Session) {
 	if !e.checkpointDue(sess, e.Now()) {
 		return
 	}
-	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerPeriodic, nil)
+	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerPeriodic, false, nil)
 }
 
 // spawnCheckpoint writes, in the background, the checkpoint of sess as it spawns a sub-agent:
@@ -171,16 +171,18 @@ func (e *Engine) spawnCheckpoint(sess kv.Session) {
 	if e.Config.Passive {
 		return
 	}
-	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerSpawn, func(ctx context.Context) bool {
+	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerSpawn, true, func(ctx context.Context) bool {
 		last, err := e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
 		return err != nil || last.TurnSeq != sess.TurnCount
 	})
 }
 
 // checkpointInBackground writes a checkpoint of session id with trigger in the background,
-// unless due (when given) says it is not needed when its turn comes. A checkpoint asked for
-// while another of the session is being written runs after it (the latest asked for wins).
-func (e *Engine) checkpointInBackground(scope, id, trigger string, due func(context.Context) bool) {
+// unless due (when given) says it is not needed when its turn comes. One asked for while
+// another of the session is being written is skipped (a periodic one: the next prompt asks
+// again), or with queue runs after it (a spawn's: the child waits for it; the latest asked for
+// wins).
+func (e *Engine) checkpointInBackground(scope, id, trigger string, queue bool, due func(context.Context) bool) {
 	key := lockKey(scope, id)
 	job := func(ctx context.Context) {
 		if due != nil && !due(ctx) {
@@ -190,7 +192,7 @@ func (e *Engine) checkpointInBackground(scope, id, trigger string, due func(cont
 			e.Logger.Warn("checkpoint not written", "session", id, "trigger", trigger, "error", err)
 		}
 	}
-	if !e.checkpoints.startOrQueue(key, job) {
+	if queue && !e.checkpoints.startOrQueue(key, job) || !queue && !e.checkpoints.start(key) {
 		return
 	}
 	started := e.goBackground(func(ctx context.Context) {

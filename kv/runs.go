@@ -37,7 +37,7 @@ func (s *Store) UpdateRun(ctx context.Context, scope, id string, fn func(r *Run,
 		return Run{}, fmt.Errorf("update run: %w", err)
 	}
 	var out Run
-	err := s.Update(ctx, func(tx *Tx) error {
+	err := s.update(ctx, false, func(tx *Tx) error {
 		var err error
 		out, err = tx.UpdateRun(scope, id, fn)
 		return err

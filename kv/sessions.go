@@ -46,7 +46,7 @@ func (s *Store) PutSession(ctx context.Context, sess Session) error {
 	if err := sess.Validate(); err != nil {
 		return fmt.Errorf("put session: %w", err)
 	}
-	err := s.Update(ctx, func(tx *Tx) error {
+	err := s.update(ctx, false, func(tx *Tx) error {
 		old, exists, err := getSession(tx.r, sess.Scope, sess.ID)
 		if err != nil {
 			return err
@@ -70,7 +70,7 @@ func (s *Store) UpdateSession(ctx context.Context, scope, id string, fn func(ses
 		return Session{}, fmt.Errorf("update session: %w", err)
 	}
 	var out Session
-	err := s.Update(ctx, func(tx *Tx) error {
+	err := s.update(ctx, false, func(tx *Tx) error {
 		var err error
 		out, err = tx.UpdateSession(scope, id, fn)
 		return err

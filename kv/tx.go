@@ -30,6 +30,13 @@ type Tx struct {
 // until Update returns. fn must not call the Store's own methods (it would deadlock): it uses
 // the Tx.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.update(ctx, true, fn)
+}
+
+// update is Update. A change of one record, which reads it before writing it, needs no
+// indexed batch (one that can read its own writes, at the cost of an index per write): it
+// reads the database, which no other writer changes while s.mu is held.
+func (s *Store) update(ctx context.Context, indexed bool, fn func(tx *Tx) error) error {
 	db, err := s.acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("update: %w", err)
@@ -38,9 +45,16 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	b := db.NewIndexedBatch()
+	var b *pebble.Batch
+	var r pebble.Reader = db
+	if indexed {
+		b = db.NewIndexedBatch()
+		r = b
+	} else {
+		b = db.NewBatch()
+	}
 	defer b.Close()
-	tx := &Tx{s: s, b: b, r: s.counted(b), now: s.now()}
+	tx := &Tx{s: s, b: b, r: s.counted(r), now: s.now()}
 	if err := fn(tx); err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func readView(ctx context.Context, r pebble.Reader, scope, id string, o ViewOpti
 // readTail reads the turns window w takes, newest first, and returns them ascending: the
 // short window, then, when its text falls short, on up to MaxTurns.
 func readTail(ctx context.Context, r pebble.Reader, scope, id string, w TailWindow) ([]Turn, error) {
-	var out []Turn
+	out := make([]Turn, 0, min(max(w.MinTurns, 0), 1024))
 	short := w.short(w.MinTurns)
 	size, widen := 0, false
 	err := scanTurns(ctx, r, scope, id, (*pebble.Iterator).Last, (*pebble.Iterator).Prev, func(got []Turn) bool {
