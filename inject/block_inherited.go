@@ -144,35 +144,59 @@ func (s inheritedSections) String() string {
 	return b.String()
 }
 
-// fit shrinks s, in the documented order, until it renders within max units.
+// fit shrinks s, in the documented order, until it renders within max units. It measures the
+// parts rather than rendering the whole at every step, and renders once.
 func (s inheritedSections) fit(max int) string {
-	out := s.String()
-	for Len(out) > max && len(s.constraints) > 0 {
+	for s.length() > max && len(s.constraints) > 0 {
 		s.constraints = s.constraints[:len(s.constraints)-1]
-		out = s.String()
 	}
-	for Len(out) > max && len(s.files) > 0 {
+	for s.length() > max && len(s.files) > 0 {
 		s.files = s.files[:len(s.files)-1]
-		out = s.String()
 	}
-	if Len(out) > max && s.transcript != "" {
-		room := max - (Len(out) - Len(s.transcript))
+	if n := s.length(); n > max && s.transcript != "" {
+		room := max - (n - Len(s.transcript))
 		if s.transcript = Tail(s.transcript, room); room < minSection {
 			s.transcript = ""
 		}
-		out = s.String()
 	}
-	if Len(out) > max && s.digest != "" {
-		room := max - (Len(out) - Len(s.digest))
+	if n := s.length(); n > max && s.digest != "" {
+		room := max - (n - Len(s.digest))
 		if s.digest = Head(s.digest, room); room < minSection {
 			s.digest = ""
 		}
-		out = s.String()
 	}
+	out := s.String()
 	if Len(out) > max {
 		out = Head(out, max)
 	}
 	return out
+}
+
+// length is Len(s.String()), without rendering it.
+func (s inheritedSections) length() int {
+	n := Len(s.head)
+	section := func(heading string, body int) {
+		if body > 0 {
+			n += Len(heading) + body
+		}
+	}
+	section(digestHeading, Len(s.digest))
+	section(transcriptHeading, Len(s.transcript))
+	section(filesHeading, linesLen(s.files))
+	section(constraintsHeading, linesLen(s.constraints))
+	return n
+}
+
+// linesLen is Len(strings.Join(lines, "\n")).
+func linesLen(lines []string) int {
+	n := 0
+	for i, l := range lines {
+		if i > 0 {
+			n++
+		}
+		n += Len(l)
+	}
+	return n
 }
 
 // oneLine is s redacted, with whitespace collapsed, Head-cut to max.

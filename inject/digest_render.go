@@ -212,32 +212,54 @@ func (s *digestSections) String() string {
 	return b.String()
 }
 
-// fit shrinks s in shrinkOrder until it renders within max units (see RenderDigest).
+// fit shrinks s in shrinkOrder until it renders within max units (see RenderDigest). It
+// measures the parts rather than rendering the whole at every step, and renders once.
 func (s digestSections) fit(max int) string {
-	out := s.String()
 	for _, k := range shrinkOrder {
 		sec := &s[k]
-		for Len(out) > max && len(sec.items) > 0 {
+		for n := s.length(); n > max && len(sec.items) > 0; n = s.length() {
 			if !sec.inline {
 				sec.dropOne()
-				out = s.String()
 				continue
 			}
 			text := sec.items[0].text
-			room := max - (Len(out) - Len(text))
+			room := max - (n - Len(text))
 			cut := Head(text, room)
 			if cut == "" || (room < minSection && k != secObjective) {
 				sec.items = nil
 			} else {
 				sec.items[0].text = cut
 			}
-			out = s.String()
 		}
 	}
+	out := s.String()
 	if Len(out) > max {
 		out = Head(out, max)
 	}
 	return out
+}
+
+// length is Len(s.String()), without rendering it.
+func (s *digestSections) length() int {
+	n, first := 0, true
+	for _, sec := range s {
+		if len(sec.items) == 0 {
+			continue
+		}
+		if !first {
+			n++
+		}
+		first = false
+		n += Len(sec.title)
+		if sec.inline {
+			n += Len(sec.items[0].text)
+			continue
+		}
+		for _, it := range sec.items {
+			n += 1 + Len(it.text)
+		}
+	}
+	return n
 }
 
 // digestEmpty reports whether d has nothing RenderDigest would show.

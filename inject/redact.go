@@ -108,7 +108,10 @@ func redactOnce(s string) string {
 			s, lower = t, lowerASCII(t)
 		}
 	}
-	return redactAssignments(redactURLPasswords(s))
+	if t := redactURLPasswords(s); t != s {
+		s, lower = t, lowerASCII(t)
+	}
+	return redactAssignments(s, lower)
 }
 
 // apply redacts every match of r in s; lower is lowerASCII(s).
@@ -219,13 +222,17 @@ func lowerASCII(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := []byte(s)
-	for j := i; j < len(b); j++ {
-		if c := b[j]; 'A' <= c && c <= 'Z' {
-			b[j] = c + 'a' - 'A'
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for j := i; j < len(s); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		b.WriteByte(c)
 	}
-	return string(b)
+	return b.String()
 }
 
 // isWordByte reports whether c is an ASCII letter, digit or '_'.

@@ -98,9 +98,9 @@ func redactURLPasswords(s string) string {
 
 // redactAssignments redacts the values of assignments whose key names a secret (see
 // assignmentKey, assignmentValue and assignedSecret). It scans for the secret words and tries
-// assignmentKey only on the identifier around each, which keeps it fast on long text.
-func redactAssignments(s string) string {
-	lower := lowerASCII(s)
+// assignmentKey only on the identifier around each, which keeps it fast on long text. lower
+// is lowerASCII(s).
+func redactAssignments(s, lower string) string {
 	if !containsAny(lower, lower, secretWords, false) {
 		return s
 	}

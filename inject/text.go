@@ -25,9 +25,60 @@ func rawBudget(max int) int {
 // clean returns s with every byte of invalid UTF-8 replaced by U+FFFD. Len(clean(s)) == Len(s).
 func clean(s string) string { return textcut.Clean(s) }
 
-// collapse replaces every run of whitespace in s with one space and trims both ends.
+// collapse replaces every run of whitespace in s with one space and trims both ends, as
+// strings.Join(strings.Fields(s), " ") would, in one pass and one allocation (none when s is
+// already collapsed).
 func collapse(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	if collapsed(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	pending := false
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			pending = b.Len() > 0
+		} else {
+			if pending {
+				b.WriteByte(' ')
+				pending = false
+			}
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
+}
+
+// collapsed reports whether collapse would return s as it is: no whitespace but single spaces
+// between other runes.
+func collapsed(s string) bool {
+	prevSpace := true // at the start, as after a space: a leading space is not collapsed
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == ' ' {
+				if prevSpace {
+					return false
+				}
+				prevSpace = true
+			} else if unicode.IsSpace(rune(c)) {
+				return false
+			} else {
+				prevSpace = false
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return false
+		}
+		prevSpace = false
+		i += w
+	}
+	return !prevSpace || s == ""
 }
 
 // normalizeLines keeps the line structure of s but trims trailing whitespace from each line,
