@@ -30,7 +30,9 @@ var allowedInternal = map[string][]string{
 	"adapters/internal/toolinput": {"adapters"},
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.
 	"adapters/openclaw/gatewaytest": {"adapters/openclaw"},
-	"kv":                            {},
+	// Claude Code's payloads and transcript records for tests: nothing but tests imports it.
+	"adapters/claudecode/claudecodetest": {},
+	"kv":                                 {},
 	// inject renders stored records; it takes the reply cap from the harness vocabulary.
 	"inject": {"kv", "adapters", "inject/heading", "inject/textcut"},
 	// The block headings and the UTF-16 measuring and cutting, for code that must not link

@@ -87,11 +87,11 @@ func subagentStartCost(t *testing.T, runsInScope int) (kv.Stats, string) {
 	tr := newTree(t, "P")
 	e := openEngine(t, tr, noPeriodic) // only the spawn's checkpoint runs in the background
 	for i := range 60 {
-		appendLines(t, tr.transcript, exchange("P", i, fmt.Sprintf("step %d: keep the parser API stable", i), strings.Repeat("reply words ", 20))...)
+		appendLines(t, tr.Transcript, exchange("P", i, fmt.Sprintf("step %d: keep the parser API stable", i), strings.Repeat("reply words ", 20))...)
 		mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "x"}))
 	}
 	crowd(t, e, "P", runsInScope)
-	appendLines(t, tr.transcript, toolUseLine("P-spawn", "toolu_1", "Delegating."))
+	appendLines(t, tr.Transcript, toolUseLine("P-spawn", "toolu_1", "Delegating."))
 	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
 	waitCheckpointed(t, e, "P", kv.TriggerSpawn)
 	before := e.Store.Stats()
@@ -185,7 +185,7 @@ func TestCheckpoint_Cost(t *testing.T) {
 	cost := func(runsInScope int) kv.Stats {
 		tr := newTree(t, "P")
 		e := openEngine(t, tr, noPeriodic)
-		appendLines(t, tr.transcript, exchange("P", 0, "the first prompt", "ok")...)
+		appendLines(t, tr.Transcript, exchange("P", 0, "the first prompt", "ok")...)
 		mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
 		crowd(t, e, "P", runsInScope)
 		before := e.Store.Stats()

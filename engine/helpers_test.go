@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
@@ -15,24 +15,23 @@ import (
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
-// tree is a fake Claude Code projects dir: a transcript root with one session's transcript.
-type tree struct {
-	root       string // the allowed transcript root
-	transcript string // the session's transcript path
-}
+// Claude Code's payloads and transcript records, from claudecodetest.
+type tree = claudecodetest.Tree
 
-func newTree(t testing.TB, sid string) tree {
-	t.Helper()
-	root := filepath.Join(t.TempDir(), "projects")
-	dir := filepath.Join(root, "-work-app")
-	if err := os.MkdirAll(filepath.Join(dir, sid, "subagents"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return tree{root: root, transcript: filepath.Join(dir, sid+".jsonl")}
-}
+var (
+	newTree       = claudecodetest.NewTree
+	appendLines   = claudecodetest.AppendLines
+	userLine      = claudecodetest.UserLine
+	assistantLine = claudecodetest.AssistantLine
+	toolUseLine   = claudecodetest.ToolUseLine
+	ev            = claudecodetest.Event
+	spawnEv       = claudecodetest.Spawn
+	startEv       = claudecodetest.Start
+	resultEv      = claudecodetest.Result
+)
 
 // openEngine opens an engine over a real store in a temp dir that reads transcripts under
-// tr.root; both close at cleanup. configure runs before Open.
+// tr.Root; both close at cleanup. configure runs before Open.
 func openEngine(t testing.TB, tr tree, configure func(*engine.Engine)) *engine.Engine {
 	t.Helper()
 	store := kv.NewStore(t.TempDir())
@@ -45,7 +44,7 @@ func openEngine(t testing.TB, tr tree, configure func(*engine.Engine)) *engine.E
 	}
 	e := engine.New(store, "default")
 	e.Harnesses = reg
-	e.Config.TranscriptRoots = []string{tr.root}
+	e.Config.TranscriptRoots = []string{tr.Root}
 	e.Config.SpawnRecordWait = 5 * time.Millisecond
 	if configure != nil {
 		configure(e)
@@ -88,37 +87,6 @@ func mustHook(t testing.TB, e *engine.Engine, fields map[string]any) string {
 	return text
 }
 
-// ev builds a hook payload for session sid of tree tr.
-func ev(tr tree, sid, event string, extra map[string]any) map[string]any {
-	m := map[string]any{"session_id": sid, "transcript_path": tr.transcript, "cwd": "/work/app", "hook_event_name": event}
-	for k, v := range extra {
-		m[k] = v
-	}
-	return m
-}
-
-// spawnEv is a PreToolUse(Agent) of session sid; agentID, when set, names the sub-agent that
-// spawns (a nested spawn).
-func spawnEv(tr tree, sid, toolUseID, typ, prompt string, agentID ...string) map[string]any {
-	extra := map[string]any{"tool_name": "Agent", "tool_use_id": toolUseID,
-		"tool_input": map[string]any{"description": "desc " + toolUseID, "prompt": prompt, "subagent_type": typ}}
-	if len(agentID) > 0 && agentID[0] != "" {
-		extra["agent_id"] = agentID[0]
-		extra["agent_type"] = "general-purpose"
-	}
-	return ev(tr, sid, "PreToolUse", extra)
-}
-
-func startEv(tr tree, sid, agentID, typ string) map[string]any {
-	return ev(tr, sid, "SubagentStart", map[string]any{"agent_id": agentID, "agent_type": typ})
-}
-
-func resultEv(tr tree, sid, toolUseID, agentID, text string) map[string]any {
-	return ev(tr, sid, "PostToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": toolUseID,
-		"tool_input":    map[string]any{"prompt": "x"},
-		"tool_response": map[string]any{"status": "completed", "agentId": agentID, "content": []any{map[string]any{"type": "text", "text": text}}, "totalTokens": 1234, "totalDurationMs": 5678}})
-}
-
 func mustSession(t testing.TB, e *engine.Engine, id string) kv.Session {
 	t.Helper()
 	sess, err := e.Store.GetSession(context.Background(), "default", id)
@@ -135,33 +103,6 @@ func mustRun(t testing.TB, e *engine.Engine, id string) kv.Run {
 		t.Fatalf("run %s: %v", id, err)
 	}
 	return r
-}
-
-// appendLines appends JSONL records to path.
-func appendLines(t testing.TB, path string, lines ...string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, l := range lines {
-		if _, err := f.WriteString(l + "\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func userLine(uuid, text string) string {
-	return fmt.Sprintf(`{"type":"user","uuid":%q,"timestamp":"2026-11-01T10:00:00Z","message":{"role":"user","content":%q}}`, uuid, text)
-}
-
-func assistantLine(uuid, text string) string {
-	return fmt.Sprintf(`{"type":"assistant","uuid":%q,"timestamp":"2026-11-01T10:00:01Z","message":{"role":"assistant","content":[{"type":"text","text":%q}]}}`, uuid, text)
-}
-
-func toolUseLine(uuid, toolUseID, text string) string {
-	return fmt.Sprintf(`{"type":"assistant","uuid":%q,"timestamp":"2026-11-01T10:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":%q},{"type":"tool_use","id":%q,"name":"Agent","input":{"prompt":"x","subagent_type":"general-purpose"}}]}}`, uuid, text, toolUseID)
 }
 
 // exchange is one prompt and reply of session sid, numbered i, as transcript lines.

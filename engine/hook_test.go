@@ -20,7 +20,7 @@ func TestInheritAtSubagentStart(t *testing.T) {
 	tr := newTree(t, "S")
 	e := openEngine(t, tr, nil)
 	mustHook(t, e, ev(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
-	appendLines(t, tr.transcript, userLine("u1", "Port the parser to Go. MARK-7781. Never touch vendor/."), assistantLine("a1", "Reading parse.c now."))
+	appendLines(t, tr.Transcript, userLine("u1", "Port the parser to Go. MARK-7781. Never touch vendor/."), assistantLine("a1", "Reading parse.c now."))
 	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-7781. Never touch vendor/."}))
 	mustHook(t, e, spawnEv(tr, "S", "toolu_1", "Explore", "Find every caller of parse()", ""))
 	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
@@ -43,7 +43,7 @@ func TestInheritAtSubagentStart(t *testing.T) {
 	}
 
 	// The sub-agent finishes: SubagentStop then PostToolUse record the result.
-	sub := filepath.Join(filepath.Dir(tr.transcript), "S", "subagents", "agent-agent1.jsonl")
+	sub := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-agent1.jsonl")
 	appendLines(t, sub, userLine("c1", "Find every caller of parse()"), assistantLine("c2", "Three callers."))
 	mustHook(t, e, ev(tr, "S", "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three callers."}))
 	mustHook(t, e, resultEv(tr, "S", "toolu_1", "agent1", "Three callers: a, b, c."))
@@ -160,9 +160,9 @@ func TestIngest(t *testing.T) {
 	t.Run("PartialLineAndShrink", func(t *testing.T) {
 		tr := newTree(t, "S")
 		e := openEngine(t, tr, nil)
-		appendLines(t, tr.transcript, userLine("u1", "one"))
+		appendLines(t, tr.Transcript, userLine("u1", "one"))
 		// A partial last record is left for the next read.
-		f, _ := os.OpenFile(tr.transcript, os.O_APPEND|os.O_WRONLY, 0o644)
+		f, _ := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0o644)
 		f.WriteString(userLine("u2", "two")[:20])
 		f.Close()
 		mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "one"}))
@@ -170,8 +170,8 @@ func TestIngest(t *testing.T) {
 			t.Fatalf("after partial line: got %d turns, want 1", n)
 		}
 		// The file is replaced by a shorter one holding u1 again and u3: re-read, no duplicate.
-		os.Remove(tr.transcript)
-		appendLines(t, tr.transcript, userLine("u1", "one"), userLine("u3", "three"))
+		os.Remove(tr.Transcript)
+		appendLines(t, tr.Transcript, userLine("u1", "one"), userLine("u3", "three"))
 		mustHook(t, e, ev(tr, "S", "Stop", nil))
 		turns, _ := e.Store.Turns(t.Context(), "default", "S", 0, 0)
 		if len(turns) != 2 || turns[0].SourceID != "u1" || turns[1].SourceID != "u3" {
@@ -186,7 +186,7 @@ func TestIngest(t *testing.T) {
 		tr := newTree(t, "S")
 		e := openEngine(t, tr, nil)
 		mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "p"}))
-		appendLines(t, tr.transcript, userLine("u1", "one"))
+		appendLines(t, tr.Transcript, userLine("u1", "one"))
 		mustHook(t, e, ev(tr, "S", "Stop", nil))
 		if n := mustSession(t, e, "S").TurnCount; n != 1 {
 			t.Fatalf("got %d turns after the file appeared", n)
@@ -198,11 +198,11 @@ func TestIngest(t *testing.T) {
 		outside := filepath.Join(t.TempDir(), "secret.jsonl")
 		appendLines(t, outside, userLine("u1", "secret"))
 		// A symlink inside the root pointing outside is refused too.
-		link := filepath.Join(filepath.Dir(tr.transcript), "L.jsonl")
+		link := filepath.Join(filepath.Dir(tr.Transcript), "L.jsonl")
 		if err := os.Symlink(outside, link); err != nil {
 			t.Fatal(err)
 		}
-		for i, p := range []string{outside, link, filepath.Join(tr.root, "..", "..", filepath.Base(filepath.Dir(outside)), "secret.jsonl")} {
+		for i, p := range []string{outside, link, filepath.Join(tr.Root, "..", "..", filepath.Base(filepath.Dir(outside)), "secret.jsonl")} {
 			sid := fmt.Sprintf("X%d", i)
 			mustHook(t, e, map[string]any{"session_id": sid, "transcript_path": p, "cwd": "/w", "hook_event_name": "UserPromptSubmit", "prompt": "p"})
 			if n := mustSession(t, e, sid).TurnCount; n != 0 {
@@ -213,7 +213,7 @@ func TestIngest(t *testing.T) {
 	t.Run("ReadCap", func(t *testing.T) {
 		tr := newTree(t, "S")
 		e := openEngine(t, tr, func(e *engine.Engine) { e.Config.HookReadBytes, e.Config.MaxReadBytes = 300, 300 })
-		appendLines(t, tr.transcript, userLine("big", strings.Repeat("x", 1000)), userLine("u1", "a"), userLine("u2", "b"), userLine("u3", "c"))
+		appendLines(t, tr.Transcript, userLine("big", strings.Repeat("x", 1000)), userLine("u1", "a"), userLine("u2", "b"), userLine("u3", "c"))
 		// More than a hook reads: the rest is read in the background, 300 bytes at a time.
 		mustHook(t, e, ev(tr, "S", "Stop", nil))
 		var turns []kv.Turn
@@ -238,12 +238,12 @@ func TestIngest(t *testing.T) {
 func TestSpawnRecordAwaited(t *testing.T) {
 	tr := newTree(t, "S")
 	e := openEngine(t, tr, func(e *engine.Engine) { e.Config.SpawnRecordWait = 2 * time.Second })
-	appendLines(t, tr.transcript, userLine("u1", "Port the parser."))
+	appendLines(t, tr.Transcript, userLine("u1", "Port the parser."))
 	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
 	mustHook(t, e, spawnEv(tr, "S", "toolu_late", "Explore", "find callers", ""))
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		appendLines(t, tr.transcript, toolUseLine("a1", "toolu_late", "LATE-TURN: delegating the search."))
+		appendLines(t, tr.Transcript, toolUseLine("a1", "toolu_late", "LATE-TURN: delegating the search."))
 	}()
 	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
 	if !strings.Contains(got, "LATE-TURN") {
@@ -287,7 +287,7 @@ func TestInheritedWindowWidens(t *testing.T) {
 	for i := range 20 {
 		lines = append(lines, exchange("S", i, "ok?", "ok")...)
 	}
-	appendLines(t, tr.transcript, lines...)
+	appendLines(t, tr.Transcript, lines...)
 	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
 	mustHook(t, e, spawnEv(tr, "S", "toolu_1", "Explore", "find callers"))
 	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
@@ -302,7 +302,7 @@ func TestInheritedWindowWidens(t *testing.T) {
 func TestSubagentCheckpointsNotRecovered(t *testing.T) {
 	tr := newTree(t, "P")
 	e := openEngine(t, tr, noPeriodic)
-	appendLines(t, tr.transcript, exchange("P", 0, "TOP-OBJECTIVE: port the parser", "ok")...)
+	appendLines(t, tr.Transcript, exchange("P", 0, "TOP-OBJECTIVE: port the parser", "ok")...)
 	mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "TOP-OBJECTIVE: port the parser"}))
 	if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
 		t.Fatal(err)
@@ -313,7 +313,7 @@ func TestSubagentCheckpointsNotRecovered(t *testing.T) {
 	if _, err := e.Checkpoint(t.Context(), "default", "P:a1", kv.TriggerExplicit, engine.Statements{}); err != nil {
 		t.Fatal(err)
 	}
-	got := mustHook(t, e, map[string]any{"session_id": "Q", "transcript_path": tr.transcript, "cwd": "/work/app", "hook_event_name": "SessionStart", "source": "startup"})
+	got := mustHook(t, e, map[string]any{"session_id": "Q", "transcript_path": tr.Transcript, "cwd": "/work/app", "hook_event_name": "SessionStart", "source": "startup"})
 	if !strings.Contains(got, "## Recovered Session Checkpoint") || !strings.Contains(got, "TOP-OBJECTIVE") || strings.Contains(got, "CHILD-TASK") {
 		t.Fatalf("a new session recovered:\n%s\nwant the top-level session's checkpoint, never the sub-agent's", got)
 	}
@@ -324,7 +324,7 @@ func TestSubagentCheckpointsNotRecovered(t *testing.T) {
 func TestReinforcement_PreCompactionCheckpoint(t *testing.T) {
 	tr := newTree(t, "S")
 	e := openEngine(t, tr, noPeriodic)
-	appendLines(t, tr.transcript, exchange("S", 0, "Port the parser. PRE-MARK-1", "Reading parse.c.")...)
+	appendLines(t, tr.Transcript, exchange("S", 0, "Port the parser. PRE-MARK-1", "Reading parse.c.")...)
 	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser. PRE-MARK-1"}))
 	mustHook(t, e, ev(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep PRE-MARK-2"}))
 	for range 25 {

@@ -253,11 +253,7 @@ func (e *Engine) catchUpOnce(ctx context.Context, h adapters.Registration, scope
 
 // readPart reads max bytes of the transcript chunk c describes, from its offset.
 func (e *Engine) readPart(sess kv.Session, c *transcriptChunk, max int64) (*transcriptChunk, error) {
-	resolved, err := e.allowedPath(sess.Transcript.Path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(resolved)
+	f, err := e.openAllowed(sess.Transcript.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -324,16 +320,21 @@ func (e *Engine) allowedPath(path string) (string, error) {
 // readSmallFile reads a small sidecar file of the harness (sub-agent metadata) under the
 // transcript roots; at most 1 MiB.
 func (e *Engine) readSmallFile(path string) ([]byte, error) {
-	resolved, err := e.allowedPath(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(resolved)
+	f, err := e.openAllowed(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+// openAllowed opens the file at path if it lies under the transcript roots (see allowedPath).
+func (e *Engine) openAllowed(path string) (*os.File, error) {
+	resolved, err := e.allowedPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(resolved)
 }
 
 // Bounds of awaitSpawnRecord (its longest wait is Config.SpawnRecordWait).

@@ -36,8 +36,8 @@ func TestUnseenTranscript(t *testing.T) {
 		e.Config.HookReadBytes, e.Config.MaxReadBytes = 64<<10, 256<<10
 	})
 	const n = 1000 // 2 MB
-	size := writeBigTranscript(t, tr.transcript, "P", n)
-	appendLines(t, tr.transcript, toolUseLine("P-spawn", "toolu_1", "Handing the last part over."))
+	size := writeBigTranscript(t, tr.Transcript, "P", n)
+	appendLines(t, tr.Transcript, toolUseLine("P-spawn", "toolu_1", "Handing the last part over."))
 
 	mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "prompt 999"}))
 	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "Finish the last part"))
@@ -69,7 +69,7 @@ func TestUnseenTranscript(t *testing.T) {
 		t.Errorf("background read %d bytes, want the whole %d", st.BackgroundBytes, size)
 	}
 	// Caught up: the next hook reads its new bytes itself.
-	appendLines(t, tr.transcript, exchange("P", n, "one more", "done")...)
+	appendLines(t, tr.Transcript, exchange("P", n, "one more", "done")...)
 	mustHook(t, e, ev(tr, "P", "Stop", nil))
 	if st := e.Stats(); st.HookBytes == 0 || st.CatchUps != 1 {
 		t.Errorf("after the catch-up: hook bytes %d, catch-ups %d; want the hook to read, no new catch-up", st.HookBytes, st.CatchUps)
@@ -85,10 +85,10 @@ func TestCatchUp_LongRecords(t *testing.T) {
 		noPeriodic(e)
 		e.Config.HookReadBytes, e.Config.MaxReadBytes = 1<<10, 8<<10
 	})
-	appendLines(t, tr.transcript, userLine("u0", "first"), userLine("long", strings.Repeat("l", 4<<10)), userLine("u1", "second"),
+	appendLines(t, tr.Transcript, userLine("u0", "first"), userLine("long", strings.Repeat("l", 4<<10)), userLine("u1", "second"),
 		userLine("huge", strings.Repeat("h", 10<<10)), userLine("u2", "third"))
 	mustHook(t, e, ev(tr, "L", "Stop", nil))
-	size, _ := os.Stat(tr.transcript)
+	size, _ := os.Stat(tr.Transcript)
 	waitFor(t, "the catch-up", func() bool {
 		s, err := e.Store.GetSession(t.Context(), "default", "L")
 		return err == nil && s.Transcript.Offset == size.Size()
@@ -115,11 +115,11 @@ func TestHookRead_RecordAtTheCap(t *testing.T) {
 		e.Config.HookReadBytes, e.Config.MaxReadBytes = 1<<10, 4<<10
 	})
 	record := userLine("big", strings.Repeat("b", 1500)) + "\n"
-	if err := os.WriteFile(tr.transcript, []byte(record[:1<<10]), 0o644); err != nil {
+	if err := os.WriteFile(tr.Transcript, []byte(record[:1<<10]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mustHook(t, e, ev(tr, "C", "Stop", nil))
-	f, err := os.OpenFile(tr.transcript, os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func quiet(e *engine.Engine) {
 func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 	tr := newTree(t, "R")
 	e := openEngine(t, tr, quiet)
-	appendLines(t, tr.transcript, exchange("R", 0, "Split the work in two.", "Spawning two.")...)
+	appendLines(t, tr.Transcript, exchange("R", 0, "Split the work in two.", "Spawning two.")...)
 	mustHook(t, e, ev(tr, "R", "UserPromptSubmit", map[string]any{"prompt": "Split the work in two."}))
 	mustHook(t, e, spawnEv(tr, "R", "t1", "general-purpose", "Task one"))
 	mustHook(t, e, spawnEv(tr, "R", "t2", "general-purpose", "Task two"))

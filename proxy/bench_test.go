@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -36,15 +35,7 @@ var benchSizes = []struct {
 
 // benchTree is newTree for benchmarks: a transcript root holding session sid's (absent)
 // transcript.
-func benchTree(b *testing.B, sid string) tree {
-	b.Helper()
-	root := filepath.Join(b.TempDir(), "projects")
-	dir := filepath.Join(root, "-work-app")
-	if err := os.MkdirAll(filepath.Join(dir, sid, "subagents"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	return tree{root: root, transcript: filepath.Join(dir, sid+".jsonl")}
-}
+func benchTree(b *testing.B, sid string) tree { return newTree(b, sid) }
 
 // benchWords is the vocabulary of generated transcript prose: code-review English, so the text
 // compresses about as well as a real session's.
@@ -190,7 +181,7 @@ func benchJSON(b *testing.B, fields map[string]any) []byte {
 func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr tree, sid string) {
 	b.Helper()
 	benchPost(b, c, s, benchJSON(b, ev(tr, sid, "SessionStart", map[string]any{"source": "startup"})))
-	fi, err := os.Stat(tr.transcript)
+	fi, err := os.Stat(tr.Transcript)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -225,9 +216,9 @@ type benchParent struct {
 func openBenchParent(b *testing.B, size int) *benchParent {
 	b.Helper()
 	tr := benchTree(b, "S")
-	writeBenchTranscript(b, tr.transcript, "S", size)
+	writeBenchTranscript(b, tr.Transcript, "S", size)
 	s := MustOpenServer(b, func(s *proxy.Server) {
-		s.Engine.Config.TranscriptRoots = []string{tr.root}
+		s.Engine.Config.TranscriptRoots = []string{tr.Root}
 		// SubagentStart looks once for the spawning record in the parent's transcript, then
 		// polls while it is missing. The benchmarks leave the transcript as it is, so that every
 		// iteration sees the same parent: the one look is made, the polling is not.
@@ -235,7 +226,7 @@ func openBenchParent(b *testing.B, size int) *benchParent {
 	})
 	c := &http.Client{}
 	benchIngestAll(b, c, s, tr, "S")
-	f, err := os.OpenFile(tr.transcript, os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -371,9 +362,9 @@ func BenchmarkSubagentStartRunsInScope(b *testing.B) {
 // meanwhile; an iteration ends when it is all stored, with the timer stopped.
 func BenchmarkUnseenTranscript(b *testing.B) {
 	tr := benchTree(b, "U")
-	writeBenchTranscript(b, tr.transcript, "U", 50<<20)
+	writeBenchTranscript(b, tr.Transcript, "U", 50<<20)
 	g := newRecordGen("U", 7)
-	f, err := os.OpenFile(tr.transcript, os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -384,7 +375,7 @@ func BenchmarkUnseenTranscript(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
-	fi, err := os.Stat(tr.transcript)
+	fi, err := os.Stat(tr.Transcript)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -403,7 +394,7 @@ func BenchmarkUnseenTranscript(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		s := MustOpenServer(b, func(s *proxy.Server) {
-			s.Engine.Config.TranscriptRoots = []string{tr.root}
+			s.Engine.Config.TranscriptRoots = []string{tr.Root}
 			s.Engine.Config.SpawnRecordWait = -1
 		})
 		c := &http.Client{}

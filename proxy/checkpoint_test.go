@@ -66,7 +66,7 @@ func waitCheckpoints(t *testing.T, s *proxy.Server, id string, n int) []kv.Check
 // prompt writes prompt i of session sid to its transcript and submits it.
 func prompt(t *testing.T, s *proxy.Server, tr tree, sid string, i int, text string) string {
 	t.Helper()
-	appendLines(t, tr.transcript, userLine(fmt.Sprintf("%s-u%d", sid, i), text), assistantLine(fmt.Sprintf("%s-a%d", sid, i), fmt.Sprintf("Done step %d.", i)))
+	appendLines(t, tr.Transcript, userLine(fmt.Sprintf("%s-u%d", sid, i), text), assistantLine(fmt.Sprintf("%s-a%d", sid, i), fmt.Sprintf("Done step %d.", i)))
 	return hook(t, s, ev(tr, sid, "UserPromptSubmit", map[string]any{"prompt": text}))
 }
 
@@ -75,7 +75,7 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	clk := newClock()
 	configure := func(s *proxy.Server) {
-		s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.root}, clk.Now
+		s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.Root}, clk.Now
 	}
 	s, closeS := openAt(t, dir, configure)
 	for i := 1; i <= 9; i++ {
@@ -124,7 +124,7 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 func TestReinforcementOncePerEpoch(t *testing.T) {
 	tr := newTree(t, "S")
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.root}, clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.Root}, clk.Now })
 	hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
 	prompt(t, s, tr, "S", 1, "Port the parser to Go. OBJ-4242. Never touch vendor/.")
 	prompt(t, s, tr, "S", 2, "Now the lexer.")
@@ -196,14 +196,14 @@ func TestRecoveredAtSessionStart(t *testing.T) {
 	}
 	tr := newTree(t, "A")
 	clk := newClock()
-	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.root}, clk.Now })
+	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.Root}, clk.Now })
 	start := func(sid, source, cwd string) string {
 		return hook(t, s, map[string]any{"session_id": sid, "cwd": cwd, "hook_event_name": "SessionStart", "source": source})
 	}
 
 	start("A", "startup", real)
-	appendLines(t, tr.transcript, userLine("a-u1", "Migrate the config loader. REC-9911."), assistantLine("a-a1", "Loader migrated halfway."))
-	hook(t, s, map[string]any{"session_id": "A", "transcript_path": tr.transcript, "cwd": real, "hook_event_name": "UserPromptSubmit", "prompt": "Migrate the config loader. REC-9911."})
+	appendLines(t, tr.Transcript, userLine("a-u1", "Migrate the config loader. REC-9911."), assistantLine("a-a1", "Loader migrated halfway."))
+	hook(t, s, map[string]any{"session_id": "A", "transcript_path": tr.Transcript, "cwd": real, "hook_event_name": "UserPromptSubmit", "prompt": "Migrate the config loader. REC-9911."})
 	if code, body, _ := do(t, "POST", s.URL()+"/api/sessions/A/checkpoints", `{"decisions":["use koanf"]}`, nil); code != 200 {
 		t.Fatalf("checkpoint A: %d %v", code, body)
 	}

@@ -126,7 +126,7 @@ func newProxyFixture(t *testing.T, handle http.HandlerFunc, configure func(*prox
 	}
 	open := func(withUpstream bool) *proxy.Server {
 		return MustOpenServer(t, func(s *proxy.Server) {
-			s.Engine.Config.TranscriptRoots = []string{f.tr.root}
+			s.Engine.Config.TranscriptRoots = []string{f.tr.Root}
 			s.Engine.Config.SpawnRecordWait = 5 * time.Millisecond
 			s.HookTimeout = 10 * time.Second
 			s.Upstreams = map[string]*proxy.Upstream{"claude-code": {}}
@@ -160,7 +160,7 @@ func (f *proxyFixture) call(t *testing.T, fields map[string]any) (got, ours []by
 func (f *proxyFixture) prime(t *testing.T) map[string]any {
 	t.Helper()
 	f.call(t, ev(f.tr, "P", "SessionStart", map[string]any{"source": "startup"}))
-	appendLines(t, f.tr.transcript, userLine("u1", "Port the parser to Go. MARK-4411. Never touch vendor/."), assistantLine("a1", "Reading parse.c now."))
+	appendLines(t, f.tr.Transcript, userLine("u1", "Port the parser to Go. MARK-4411. Never touch vendor/."), assistantLine("a1", "Reading parse.c now."))
 	f.call(t, ev(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-4411. Never touch vendor/."}))
 	return startEv(f.tr, "P", "agent1", "Explore")
 }

@@ -47,7 +47,7 @@ func TestUpstreamParallel(t *testing.T) {
 		s.Upstreams["claude-code"].Timeout = 4 * time.Second
 	})
 	payload := f.prime(t)
-	fifo = f.tr.transcript
+	fifo = f.tr.Transcript
 	if err := os.Remove(fifo); err != nil {
 		t.Fatal(err)
 	}
