@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -84,18 +86,18 @@ func waitCheckpointed(t *testing.T, e *engine.Engine, id, trigger string) {
 // its SubagentStart read: the counters around the reply alone, with the spawn's background
 // checkpoint written before.
 func subagentStartCost(t *testing.T, runsInScope int) (kv.Stats, string) {
-	tr := newTree(t, "P")
+	tr := cct.NewTree(t, "P")
 	e := openEngine(t, tr, noPeriodic) // only the spawn's checkpoint runs in the background
 	for i := range 60 {
-		appendLines(t, tr.Transcript, exchange("P", i, fmt.Sprintf("step %d: keep the parser API stable", i), strings.Repeat("reply words ", 20))...)
-		mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "x"}))
+		cct.AppendLines(t, tr.Transcript, exchange("P", i, fmt.Sprintf("step %d: keep the parser API stable", i), strings.Repeat("reply words ", 20))...)
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "x"}))
 	}
 	crowd(t, e, "P", runsInScope)
-	appendLines(t, tr.Transcript, toolUseLine("P-spawn", "toolu_1", "Delegating."))
-	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
+	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating."))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
 	waitCheckpointed(t, e, "P", kv.TriggerSpawn)
 	before := e.Store.Stats()
-	block := mustHook(t, e, startEv(tr, "P", "a1", "general-purpose"))
+	block := mustHook(t, e, cct.Start(tr, "P", "a1", "general-purpose"))
 	return e.Store.Stats().Sub(before), block
 }
 
@@ -130,7 +132,7 @@ func TestSubagentStart_Cost(t *testing.T) {
 
 // injectCost asks the inherited block of a streamed child and returns what the call read.
 func injectCost(t *testing.T, runsInScope int) (kv.Stats, string) {
-	e := openEngine(t, newTree(t, "unused"), noPeriodic)
+	e := openEngine(t, cct.NewTree(t, "unused"), noPeriodic)
 	ctx := t.Context()
 	parent := adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: "ses_parent", Cwd: "/work/app", Title: "parser refactor"}
 	child := adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: "ses_child", ParentSessionID: "ses_parent", Cwd: "/work/app"}
@@ -183,10 +185,10 @@ func TestInject_Cost(t *testing.T) {
 // index, not every run of the scope.
 func TestCheckpoint_Cost(t *testing.T) {
 	cost := func(runsInScope int) kv.Stats {
-		tr := newTree(t, "P")
+		tr := cct.NewTree(t, "P")
 		e := openEngine(t, tr, noPeriodic)
-		appendLines(t, tr.Transcript, exchange("P", 0, "the first prompt", "ok")...)
-		mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
+		cct.AppendLines(t, tr.Transcript, exchange("P", 0, "the first prompt", "ok")...)
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
 		crowd(t, e, "P", runsInScope)
 		before := e.Store.Stats()
 		if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {

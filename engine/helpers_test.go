@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
@@ -15,24 +15,9 @@ import (
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
-// Claude Code's payloads and transcript records, from claudecodetest.
-type tree = claudecodetest.Tree
-
-var (
-	newTree       = claudecodetest.NewTree
-	appendLines   = claudecodetest.AppendLines
-	userLine      = claudecodetest.UserLine
-	assistantLine = claudecodetest.AssistantLine
-	toolUseLine   = claudecodetest.ToolUseLine
-	ev            = claudecodetest.Event
-	spawnEv       = claudecodetest.Spawn
-	startEv       = claudecodetest.Start
-	resultEv      = claudecodetest.Result
-)
-
 // openEngine opens an engine over a real store in a temp dir that reads transcripts under
 // tr.Root; both close at cleanup. configure runs before Open.
-func openEngine(t testing.TB, tr tree, configure func(*engine.Engine)) *engine.Engine {
+func openEngine(t testing.TB, tr cct.Tree, configure func(*engine.Engine)) *engine.Engine {
 	t.Helper()
 	store := kv.NewStore(t.TempDir())
 	if err := store.Open(); err != nil {
@@ -107,7 +92,7 @@ func mustRun(t testing.TB, e *engine.Engine, id string) kv.Run {
 
 // exchange is one prompt and reply of session sid, numbered i, as transcript lines.
 func exchange(sid string, i int, prompt, reply string) []string {
-	return []string{userLine(fmt.Sprintf("%s-u%d", sid, i), prompt), assistantLine(fmt.Sprintf("%s-a%d", sid, i), reply)}
+	return []string{cct.UserLine(fmt.Sprintf("%s-u%d", sid, i), prompt), cct.AssistantLine(fmt.Sprintf("%s-a%d", sid, i), reply)}
 }
 
 // waitFor polls cond every 5ms for up to 10s.

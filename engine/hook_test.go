@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 )
@@ -17,13 +19,13 @@ import (
 // order, provisional pairings corrected, the compaction agent skipped, transcript ingest.
 
 func TestInheritAtSubagentStart(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	mustHook(t, e, ev(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
-	appendLines(t, tr.Transcript, userLine("u1", "Port the parser to Go. MARK-7781. Never touch vendor/."), assistantLine("a1", "Reading parse.c now."))
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-7781. Never touch vendor/."}))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_1", "Explore", "Find every caller of parse()", ""))
-	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
+	mustHook(t, e, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser to Go. MARK-7781. Never touch vendor/."), cct.AssistantLine("a1", "Reading parse.c now."))
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-7781. Never touch vendor/."}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller of parse()", ""))
+	got := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore"))
 
 	for _, want := range []string{"## Inherited from Parent Session", "MARK-7781", "Reading parse.c now.", "Never touch vendor/"} {
 		if !strings.Contains(got, want) {
@@ -38,15 +40,15 @@ func TestInheritAtSubagentStart(t *testing.T) {
 		t.Fatalf("run: got %+v", r)
 	}
 	// A repeated SubagentStart is idempotent: same reply, no second pairing.
-	if again := mustHook(t, e, startEv(tr, "S", "agent1", "Explore")); again != got {
+	if again := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore")); again != got {
 		t.Fatalf("repeated SubagentStart: reply changed")
 	}
 
 	// The sub-agent finishes: SubagentStop then PostToolUse record the result.
 	sub := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-agent1.jsonl")
-	appendLines(t, sub, userLine("c1", "Find every caller of parse()"), assistantLine("c2", "Three callers."))
-	mustHook(t, e, ev(tr, "S", "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three callers."}))
-	mustHook(t, e, resultEv(tr, "S", "toolu_1", "agent1", "Three callers: a, b, c."))
+	cct.AppendLines(t, sub, cct.UserLine("c1", "Find every caller of parse()"), cct.AssistantLine("c2", "Three callers."))
+	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three callers."}))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_1", "agent1", "Three callers: a, b, c."))
 	r := mustRun(t, e, "toolu_1")
 	if r.Status != "completed" || r.Result != "Three callers: a, b, c." || r.Tokens != 1234 || r.DurationMs != 5678 {
 		t.Fatalf("finished run: got %+v", r)
@@ -57,19 +59,19 @@ func TestInheritAtSubagentStart(t *testing.T) {
 }
 
 func TestNothingToInherit(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	if got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore")); got != "" {
+	if got := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore")); got != "" {
 		t.Fatalf("parent with nothing: got %q, want no context", got)
 	}
 }
 
 func TestInheritDisabled(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, func(e *engine.Engine) { e.Config.Passive = true })
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "objective here"}))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_1", "Explore", "task", ""))
-	if got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore")); got != "" {
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "objective here"}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "task", ""))
+	if got := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore")); got != "" {
 		t.Fatalf("inherit disabled: got %q", got)
 	}
 	if c := mustSession(t, e, "S:agent1"); c.ParentID != "S" {
@@ -80,25 +82,25 @@ func TestInheritDisabled(t *testing.T) {
 // Two parallel spawns of the same type from different issuers (the root and a sub-agent): the
 // start order is a guess, marked provisional, and corrected by the spawn results.
 func TestProvisionalPairingCorrected(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "root objective"}))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_mid", "general-purpose", "middle task", ""))
-	mustHook(t, e, startEv(tr, "S", "mid", "general-purpose"))
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "root objective"}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_mid", "general-purpose", "middle task", ""))
+	mustHook(t, e, cct.Start(tr, "S", "mid", "general-purpose"))
 
 	// Root spawns X (older), the sub-agent "mid" spawns Y; both Explore.
-	mustHook(t, e, spawnEv(tr, "S", "toolu_X", "Explore", "task X from root", ""))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_Y", "Explore", "task Y from mid", "mid"))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_X", "Explore", "task X from root", ""))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_Y", "Explore", "task Y from mid", "mid"))
 	// Y's sub-agent starts first: paired (wrongly) with the oldest candidate, X.
-	mustHook(t, e, startEv(tr, "S", "agentY", "Explore"))
+	mustHook(t, e, cct.Start(tr, "S", "agentY", "Explore"))
 	if r := mustRun(t, e, "toolu_X"); r.ChildID != "S:agentY" || !r.Provisional {
 		t.Fatalf("guess: got %+v, want X provisionally paired with agentY", r)
 	}
-	mustHook(t, e, startEv(tr, "S", "agentX", "Explore"))
+	mustHook(t, e, cct.Start(tr, "S", "agentX", "Explore"))
 
 	// The results say which is which.
-	mustHook(t, e, resultEv(tr, "S", "toolu_Y", "agentY", "Y done"))
-	mustHook(t, e, resultEv(tr, "S", "toolu_X", "agentX", "X done"))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_Y", "agentY", "Y done"))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_X", "agentX", "X done"))
 
 	x, y := mustRun(t, e, "toolu_X"), mustRun(t, e, "toolu_Y")
 	if x.ChildID != "S:agentX" || x.Provisional || y.ChildID != "S:agentY" || y.Provisional {
@@ -115,12 +117,12 @@ func TestProvisionalPairingCorrected(t *testing.T) {
 
 // Different types never pair with each other, whatever the start order.
 func TestPairByType(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	mustHook(t, e, spawnEv(tr, "S", "toolu_A", "Explore", "explore it", ""))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_B", "Plan", "plan it", ""))
-	mustHook(t, e, startEv(tr, "S", "b", "Plan"))
-	mustHook(t, e, startEv(tr, "S", "a", "Explore"))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_A", "Explore", "explore it", ""))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_B", "Plan", "plan it", ""))
+	mustHook(t, e, cct.Start(tr, "S", "b", "Plan"))
+	mustHook(t, e, cct.Start(tr, "S", "a", "Explore"))
 	if a, b := mustRun(t, e, "toolu_A"), mustRun(t, e, "toolu_B"); a.ChildID != "S:a" || b.ChildID != "S:b" || a.Provisional || b.Provisional {
 		t.Fatalf("got A %+v B %+v", a, b)
 	}
@@ -128,9 +130,9 @@ func TestPairByType(t *testing.T) {
 
 // The compaction agent's SubagentStop creates no session and no run.
 func TestCompactionAgentIgnored(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	mustHook(t, e, ev(tr, "S", "SubagentStop", map[string]any{"agent_id": "acompact1", "agent_type": "", "last_assistant_message": "summary"}))
+	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "acompact1", "agent_type": "", "last_assistant_message": "summary"}))
 	if _, err := e.Store.GetSession(t.Context(), "default", "S:acompact1"); err == nil {
 		t.Fatal("compaction agent recorded as a session")
 	}
@@ -143,9 +145,9 @@ func TestCompactionAgentIgnored(t *testing.T) {
 // Without session_id (older Claude Code) the parent is the most recent active session of the
 // project, and the guess is recorded.
 func TestInferredParent(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "objective OBJ-1"}))
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "objective OBJ-1"}))
 	got := mustHook(t, e, map[string]any{"hook_event_name": "SubagentStart", "cwd": "/work/app", "agent_id": "old1", "agent_type": "Explore"})
 	c := mustSession(t, e, "S:old1")
 	if c.ParentID != "S" || !c.ParentInferred {
@@ -158,45 +160,45 @@ func TestInferredParent(t *testing.T) {
 
 func TestIngest(t *testing.T) {
 	t.Run("PartialLineAndShrink", func(t *testing.T) {
-		tr := newTree(t, "S")
+		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, nil)
-		appendLines(t, tr.Transcript, userLine("u1", "one"))
+		cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "one"))
 		// A partial last record is left for the next read.
 		f, _ := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0o644)
-		f.WriteString(userLine("u2", "two")[:20])
+		f.WriteString(cct.UserLine("u2", "two")[:20])
 		f.Close()
-		mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "one"}))
+		mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "one"}))
 		if n := mustSession(t, e, "S").TurnCount; n != 1 {
 			t.Fatalf("after partial line: got %d turns, want 1", n)
 		}
 		// The file is replaced by a shorter one holding u1 again and u3: re-read, no duplicate.
 		os.Remove(tr.Transcript)
-		appendLines(t, tr.Transcript, userLine("u1", "one"), userLine("u3", "three"))
-		mustHook(t, e, ev(tr, "S", "Stop", nil))
+		cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "one"), cct.UserLine("u3", "three"))
+		mustHook(t, e, cct.Event(tr, "S", "Stop", nil))
 		turns, _ := e.Store.Turns(t.Context(), "default", "S", 0, 0)
 		if len(turns) != 2 || turns[0].SourceID != "u1" || turns[1].SourceID != "u3" {
 			t.Fatalf("after replace: got %+v", turns)
 		}
-		mustHook(t, e, ev(tr, "S", "Stop", nil))
+		mustHook(t, e, cct.Event(tr, "S", "Stop", nil))
 		if n := mustSession(t, e, "S").TurnCount; n != 2 {
 			t.Fatalf("repeat read: got %d turns, want 2", n)
 		}
 	})
 	t.Run("MissingFile", func(t *testing.T) {
-		tr := newTree(t, "S")
+		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, nil)
-		mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "p"}))
-		appendLines(t, tr.Transcript, userLine("u1", "one"))
-		mustHook(t, e, ev(tr, "S", "Stop", nil))
+		mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "p"}))
+		cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "one"))
+		mustHook(t, e, cct.Event(tr, "S", "Stop", nil))
 		if n := mustSession(t, e, "S").TurnCount; n != 1 {
 			t.Fatalf("got %d turns after the file appeared", n)
 		}
 	})
 	t.Run("ErrOutsideRoots", func(t *testing.T) {
-		tr := newTree(t, "S")
+		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, nil)
 		outside := filepath.Join(t.TempDir(), "secret.jsonl")
-		appendLines(t, outside, userLine("u1", "secret"))
+		cct.AppendLines(t, outside, cct.UserLine("u1", "secret"))
 		// A symlink inside the root pointing outside is refused too.
 		link := filepath.Join(filepath.Dir(tr.Transcript), "L.jsonl")
 		if err := os.Symlink(outside, link); err != nil {
@@ -211,11 +213,11 @@ func TestIngest(t *testing.T) {
 		}
 	})
 	t.Run("ReadCap", func(t *testing.T) {
-		tr := newTree(t, "S")
+		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, func(e *engine.Engine) { e.Config.HookReadBytes, e.Config.MaxReadBytes = 300, 300 })
-		appendLines(t, tr.Transcript, userLine("big", strings.Repeat("x", 1000)), userLine("u1", "a"), userLine("u2", "b"), userLine("u3", "c"))
+		cct.AppendLines(t, tr.Transcript, cct.UserLine("big", strings.Repeat("x", 1000)), cct.UserLine("u1", "a"), cct.UserLine("u2", "b"), cct.UserLine("u3", "c"))
 		// More than a hook reads: the rest is read in the background, 300 bytes at a time.
-		mustHook(t, e, ev(tr, "S", "Stop", nil))
+		mustHook(t, e, cct.Event(tr, "S", "Stop", nil))
 		var turns []kv.Turn
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if turns, _ = e.Store.Turns(t.Context(), "default", "S", 0, 0); len(turns) >= 3 {
@@ -236,16 +238,16 @@ func TestIngest(t *testing.T) {
 // sub-agent started. SubagentStart waits for it (boundedly) so the tail holds the parent's latest
 // work.
 func TestSpawnRecordAwaited(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, func(e *engine.Engine) { e.Config.SpawnRecordWait = 2 * time.Second })
-	appendLines(t, tr.Transcript, userLine("u1", "Port the parser."))
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_late", "Explore", "find callers", ""))
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser."))
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_late", "Explore", "find callers", ""))
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		appendLines(t, tr.Transcript, toolUseLine("a1", "toolu_late", "LATE-TURN: delegating the search."))
+		cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("a1", "toolu_late", "LATE-TURN: delegating the search."))
 	}()
-	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
+	got := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore"))
 	if !strings.Contains(got, "LATE-TURN") {
 		t.Fatalf("the inherited tail lacks the spawning turn written after SubagentStart arrived:\n%s", got)
 	}
@@ -254,20 +256,20 @@ func TestSpawnRecordAwaited(t *testing.T) {
 // The last candidate left after a guess is a guess too: the earlier guess may have taken its
 // spawn. Both are corrected by the results.
 func TestPairingByEliminationIsProvisional(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "root objective"}))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_a1", "general-purpose", "middle task", ""))
-	mustHook(t, e, startEv(tr, "S", "a1", "general-purpose"))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_B", "Explore", "task B from root", ""))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_C", "Explore", "task C from a1", "a1"))
-	mustHook(t, e, startEv(tr, "S", "a2", "Explore")) // guessed: B (truly C's)
-	mustHook(t, e, startEv(tr, "S", "a3", "Explore")) // by elimination: C (truly B's)
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "root objective"}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_a1", "general-purpose", "middle task", ""))
+	mustHook(t, e, cct.Start(tr, "S", "a1", "general-purpose"))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_B", "Explore", "task B from root", ""))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_C", "Explore", "task C from a1", "a1"))
+	mustHook(t, e, cct.Start(tr, "S", "a2", "Explore")) // guessed: B (truly C's)
+	mustHook(t, e, cct.Start(tr, "S", "a3", "Explore")) // by elimination: C (truly B's)
 	if c := mustRun(t, e, "toolu_C"); c.ChildID != "S:a3" || !c.Provisional {
 		t.Fatalf("pairing by elimination after a guess: got %+v, want provisional", c)
 	}
-	mustHook(t, e, resultEv(tr, "S", "toolu_C", "a2", "C done"))
-	mustHook(t, e, resultEv(tr, "S", "toolu_B", "a3", "B done"))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_C", "a2", "C done"))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_B", "a3", "B done"))
 	b, c := mustRun(t, e, "toolu_B"), mustRun(t, e, "toolu_C")
 	if b.ChildID != "S:a3" || b.Provisional || c.ChildID != "S:a2" || c.Provisional {
 		t.Fatalf("after results: B %+v, C %+v", b, c)
@@ -281,16 +283,16 @@ func TestPairingByEliminationIsProvisional(t *testing.T) {
 // widens to 200, so a constraint stated before a long reply still reaches the child's active
 // constraints.
 func TestInheritedWindowWidens(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, noPeriodic)
-	lines := []string{userLine("u-c", "Never touch vendor/ under any circumstances."), assistantLine("a-long", strings.Repeat("long reply ", 700))}
+	lines := []string{cct.UserLine("u-c", "Never touch vendor/ under any circumstances."), cct.AssistantLine("a-long", strings.Repeat("long reply ", 700))}
 	for i := range 20 {
 		lines = append(lines, exchange("S", i, "ok?", "ok")...)
 	}
-	appendLines(t, tr.Transcript, lines...)
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
-	mustHook(t, e, spawnEv(tr, "S", "toolu_1", "Explore", "find callers"))
-	got := mustHook(t, e, startEv(tr, "S", "agent1", "Explore"))
+	cct.AppendLines(t, tr.Transcript, lines...)
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "find callers"))
+	got := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore"))
 	if !strings.Contains(got, "### Active constraints\n- Never touch vendor/ under any circumstances.") {
 		t.Fatalf("constraint stated before the long reply missing from the active constraints:\n%s", got)
 	}
@@ -300,16 +302,16 @@ func TestInheritedWindowWidens(t *testing.T) {
 // for) are never what a new session of the project recovers: that is another top-level
 // session's latest.
 func TestSubagentCheckpointsNotRecovered(t *testing.T) {
-	tr := newTree(t, "P")
+	tr := cct.NewTree(t, "P")
 	e := openEngine(t, tr, noPeriodic)
-	appendLines(t, tr.Transcript, exchange("P", 0, "TOP-OBJECTIVE: port the parser", "ok")...)
-	mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "TOP-OBJECTIVE: port the parser"}))
+	cct.AppendLines(t, tr.Transcript, exchange("P", 0, "TOP-OBJECTIVE: port the parser", "ok")...)
+	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "TOP-OBJECTIVE: port the parser"}))
 	if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
 		t.Fatal(err)
 	}
-	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "CHILD-TASK: list callers"))
-	mustHook(t, e, startEv(tr, "P", "a1", "general-purpose"))
-	mustHook(t, e, spawnEv(tr, "P", "toolu_2", "general-purpose", "GRANDCHILD-TASK", "a1"))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "CHILD-TASK: list callers"))
+	mustHook(t, e, cct.Start(tr, "P", "a1", "general-purpose"))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_2", "general-purpose", "GRANDCHILD-TASK", "a1"))
 	if _, err := e.Checkpoint(t.Context(), "default", "P:a1", kv.TriggerExplicit, engine.Statements{}); err != nil {
 		t.Fatal(err)
 	}
@@ -322,17 +324,17 @@ func TestSubagentCheckpointsNotRecovered(t *testing.T) {
 // TestReinforcement_PreCompactionCheckpoint: after a compaction the reinforcement hands back the
 // checkpoint taken before it, however many checkpoints (spawns, explicit ones) came after.
 func TestReinforcement_PreCompactionCheckpoint(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, noPeriodic)
-	appendLines(t, tr.Transcript, exchange("S", 0, "Port the parser. PRE-MARK-1", "Reading parse.c.")...)
-	mustHook(t, e, ev(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser. PRE-MARK-1"}))
-	mustHook(t, e, ev(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep PRE-MARK-2"}))
+	cct.AppendLines(t, tr.Transcript, exchange("S", 0, "Port the parser. PRE-MARK-1", "Reading parse.c.")...)
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser. PRE-MARK-1"}))
+	mustHook(t, e, cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep PRE-MARK-2"}))
 	for range 25 {
 		if _, err := e.Checkpoint(t.Context(), "default", "S", kv.TriggerExplicit, engine.Statements{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := mustHook(t, e, ev(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	got := mustHook(t, e, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
 	if !strings.Contains(got, "Checkpoint taken before the compaction:") || !strings.Contains(got, "PRE-MARK-2") {
 		t.Fatalf("reinforcement without the pre-compaction checkpoint:\n%s", got)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/heirloom-dev/heirloom/engine"
 )
 
@@ -30,18 +32,18 @@ func writeBigTranscript(t *testing.T, path, sid string, n int) int64 {
 // is read in the background, in order, each turn once. A sub-agent starting meanwhile inherits
 // the parent's latest work, taken from the file's end.
 func TestUnseenTranscript(t *testing.T) {
-	tr := newTree(t, "P")
+	tr := cct.NewTree(t, "P")
 	e := openEngine(t, tr, func(e *engine.Engine) {
 		noPeriodic(e)
 		e.Config.HookReadBytes, e.Config.MaxReadBytes = 64<<10, 256<<10
 	})
 	const n = 1000 // 2 MB
 	size := writeBigTranscript(t, tr.Transcript, "P", n)
-	appendLines(t, tr.Transcript, toolUseLine("P-spawn", "toolu_1", "Handing the last part over."))
+	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Handing the last part over."))
 
-	mustHook(t, e, ev(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "prompt 999"}))
-	mustHook(t, e, spawnEv(tr, "P", "toolu_1", "general-purpose", "Finish the last part"))
-	block := mustHook(t, e, startEv(tr, "P", "a1", "general-purpose"))
+	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "prompt 999"}))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Finish the last part"))
+	block := mustHook(t, e, cct.Start(tr, "P", "a1", "general-purpose"))
 	if st := e.Stats(); st.HookBytes != 0 || st.CatchUps != 1 {
 		t.Errorf("hooks read %d bytes while the harness waited, catch-ups %d; want 0 and 1", st.HookBytes, st.CatchUps)
 	}
@@ -69,8 +71,8 @@ func TestUnseenTranscript(t *testing.T) {
 		t.Errorf("background read %d bytes, want the whole %d", st.BackgroundBytes, size)
 	}
 	// Caught up: the next hook reads its new bytes itself.
-	appendLines(t, tr.Transcript, exchange("P", n, "one more", "done")...)
-	mustHook(t, e, ev(tr, "P", "Stop", nil))
+	cct.AppendLines(t, tr.Transcript, exchange("P", n, "one more", "done")...)
+	mustHook(t, e, cct.Event(tr, "P", "Stop", nil))
 	if st := e.Stats(); st.HookBytes == 0 || st.CatchUps != 1 {
 		t.Errorf("after the catch-up: hook bytes %d, catch-ups %d; want the hook to read, no new catch-up", st.HookBytes, st.CatchUps)
 	}
@@ -80,14 +82,14 @@ func TestUnseenTranscript(t *testing.T) {
 // that and within max_read_bytes is read whole and kept; only one longer than max_read_bytes is
 // skipped.
 func TestCatchUp_LongRecords(t *testing.T) {
-	tr := newTree(t, "L")
+	tr := cct.NewTree(t, "L")
 	e := openEngine(t, tr, func(e *engine.Engine) {
 		noPeriodic(e)
 		e.Config.HookReadBytes, e.Config.MaxReadBytes = 1<<10, 8<<10
 	})
-	appendLines(t, tr.Transcript, userLine("u0", "first"), userLine("long", strings.Repeat("l", 4<<10)), userLine("u1", "second"),
-		userLine("huge", strings.Repeat("h", 10<<10)), userLine("u2", "third"))
-	mustHook(t, e, ev(tr, "L", "Stop", nil))
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("u0", "first"), cct.UserLine("long", strings.Repeat("l", 4<<10)), cct.UserLine("u1", "second"),
+		cct.UserLine("huge", strings.Repeat("h", 10<<10)), cct.UserLine("u2", "third"))
+	mustHook(t, e, cct.Event(tr, "L", "Stop", nil))
 	size, _ := os.Stat(tr.Transcript)
 	waitFor(t, "the catch-up", func() bool {
 		s, err := e.Store.GetSession(t.Context(), "default", "L")
@@ -109,16 +111,16 @@ func TestCatchUp_LongRecords(t *testing.T) {
 // TestHookRead_RecordAtTheCap: a record still being written whose unread part is exactly what a
 // hook reads is not skipped as oversized: it is read whole once it ends.
 func TestHookRead_RecordAtTheCap(t *testing.T) {
-	tr := newTree(t, "C")
+	tr := cct.NewTree(t, "C")
 	e := openEngine(t, tr, func(e *engine.Engine) {
 		noPeriodic(e)
 		e.Config.HookReadBytes, e.Config.MaxReadBytes = 1<<10, 4<<10
 	})
-	record := userLine("big", strings.Repeat("b", 1500)) + "\n"
+	record := cct.UserLine("big", strings.Repeat("b", 1500)) + "\n"
 	if err := os.WriteFile(tr.Transcript, []byte(record[:1<<10]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustHook(t, e, ev(tr, "C", "Stop", nil))
+	mustHook(t, e, cct.Event(tr, "C", "Stop", nil))
 	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +128,7 @@ func TestHookRead_RecordAtTheCap(t *testing.T) {
 	f.WriteString(record[1<<10:])
 	f.Close()
 	waitFor(t, "the record", func() bool {
-		mustHook(t, e, ev(tr, "C", "Stop", nil))
+		mustHook(t, e, cct.Event(tr, "C", "Stop", nil))
 		turns, err := e.Store.Turns(t.Context(), "default", "C", 0, 0)
 		return err == nil && len(turns) == 1 && turns[0].SourceID == "big"
 	})

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 )
@@ -50,15 +52,15 @@ func quiet(e *engine.Engine) {
 // turn, the store is found exactly as before the hook every time (the hook answers, failing
 // open); let through, the swap is complete. Never half made.
 func TestCorrection_AtomicAtEveryStep(t *testing.T) {
-	tr := newTree(t, "R")
+	tr := cct.NewTree(t, "R")
 	e := openEngine(t, tr, quiet)
-	appendLines(t, tr.Transcript, exchange("R", 0, "Split the work in two.", "Spawning two.")...)
-	mustHook(t, e, ev(tr, "R", "UserPromptSubmit", map[string]any{"prompt": "Split the work in two."}))
-	mustHook(t, e, spawnEv(tr, "R", "t1", "general-purpose", "Task one"))
-	mustHook(t, e, spawnEv(tr, "R", "t2", "general-purpose", "Task two"))
+	cct.AppendLines(t, tr.Transcript, exchange("R", 0, "Split the work in two.", "Spawning two.")...)
+	mustHook(t, e, cct.Event(tr, "R", "UserPromptSubmit", map[string]any{"prompt": "Split the work in two."}))
+	mustHook(t, e, cct.Spawn(tr, "R", "t1", "general-purpose", "Task one"))
+	mustHook(t, e, cct.Spawn(tr, "R", "t2", "general-purpose", "Task two"))
 	// Claude Code starts the second spawn's sub-agent first: both pairings are guesses, and wrong.
-	mustHook(t, e, startEv(tr, "R", "b", "general-purpose"))
-	mustHook(t, e, startEv(tr, "R", "a", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, "R", "b", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, "R", "a", "general-purpose"))
 	before := readLineage(t, e)
 	if before.Runs["t1"] != `child="R:b" provisional=true status=running` || before.Sessions["R:b"] != `parent="R" depth=1 title="desc t1" objective="Task one"` {
 		t.Fatalf("setup: want b paired with t1 by guess, got\n%v", before)
@@ -74,7 +76,7 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 			}
 			return nil
 		}
-		_, err := hook(t, e, resultEv(tr, "R", "t2", "b", "done two"))
+		_, err := hook(t, e, cct.Result(tr, "R", "t2", "b", "done two"))
 		e.Store.Fault = nil
 		if err == nil {
 			steps = k
@@ -113,18 +115,18 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 // one commit beside the top-level session's own activity, and a correction is one commit
 // beside it.
 func TestPairing_OneCommit(t *testing.T) {
-	tr := newTree(t, "R")
+	tr := cct.NewTree(t, "R")
 	e := openEngine(t, tr, quiet)
-	mustHook(t, e, spawnEv(tr, "R", "t1", "Explore", "Look around"))
-	mustHook(t, e, spawnEv(tr, "R", "t2", "Explore", "Look elsewhere"))
+	mustHook(t, e, cct.Spawn(tr, "R", "t1", "Explore", "Look around"))
+	mustHook(t, e, cct.Spawn(tr, "R", "t2", "Explore", "Look elsewhere"))
 	before := e.Store.Stats()
-	mustHook(t, e, startEv(tr, "R", "b", "Explore"))
+	mustHook(t, e, cct.Start(tr, "R", "b", "Explore"))
 	if got := e.Store.Stats().Sub(before).Commits; got != 2 {
 		t.Errorf("commits for a SubagentStart: got %d, want 2 (activity, pairing)", got)
 	}
-	mustHook(t, e, startEv(tr, "R", "a", "Explore"))
+	mustHook(t, e, cct.Start(tr, "R", "a", "Explore"))
 	before = e.Store.Stats()
-	mustHook(t, e, resultEv(tr, "R", "t2", "b", "found it"))
+	mustHook(t, e, cct.Result(tr, "R", "t2", "b", "found it"))
 	if got := e.Store.Stats().Sub(before).Commits; got != 2 {
 		t.Errorf("commits for a correcting PostToolUse: got %d, want 2 (activity, correction with the result)", got)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -35,7 +37,7 @@ var benchSizes = []struct {
 
 // benchTree is newTree for benchmarks: a transcript root holding session sid's (absent)
 // transcript.
-func benchTree(b *testing.B, sid string) tree { return newTree(b, sid) }
+func benchTree(b *testing.B, sid string) cct.Tree { return cct.NewTree(b, sid) }
 
 // benchWords is the vocabulary of generated transcript prose: code-review English, so the text
 // compresses about as well as a real session's.
@@ -178,16 +180,16 @@ func benchJSON(b *testing.B, fields map[string]any) []byte {
 // benchIngestAll announces session sid and posts Stop until its whole transcript is stored (a
 // hook reads at most hook_read_bytes itself; a longer transcript is caught up in the
 // background). It logs how long that took.
-func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr tree, sid string) {
+func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr cct.Tree, sid string) {
 	b.Helper()
-	benchPost(b, c, s, benchJSON(b, ev(tr, sid, "SessionStart", map[string]any{"source": "startup"})))
+	benchPost(b, c, s, benchJSON(b, cct.Event(tr, sid, "SessionStart", map[string]any{"source": "startup"})))
 	fi, err := os.Stat(tr.Transcript)
 	if err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
 	for calls := 1; ; calls++ {
-		benchPost(b, c, s, benchJSON(b, ev(tr, sid, "Stop", nil)))
+		benchPost(b, c, s, benchJSON(b, cct.Event(tr, sid, "Stop", nil)))
 		sess, err := s.Engine.Store.GetSession(b.Context(), "default", sid)
 		if err != nil {
 			b.Fatal(err)
@@ -208,7 +210,7 @@ func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr tree, sid 
 type benchParent struct {
 	s  *proxy.Server
 	c  *http.Client // keeps connections alive, like an HTTP hook client
-	tr tree
+	tr cct.Tree
 	f  *os.File   // the transcript, open for appending
 	g  *recordGen // generates what is appended
 }
@@ -279,11 +281,11 @@ func benchSubagentStarts(b *testing.B, p *benchParent) {
 		b.StopTimer()
 		i := len(lat)
 		toolID, agentID := fmt.Sprintf("toolu_bench%05d", i), fmt.Sprintf("abench%05d", i)
-		benchPost(b, p.c, p.s, benchJSON(b, spawnEv(p.tr, "S", toolID, "Explore", task, "")))
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Spawn(p.tr, "S", toolID, "Explore", task, "")))
 		// Claude Code starts the sub-agent some milliseconds after the spawn's hook: by then the
 		// parent's spawn checkpoint, written in the background, is stored.
 		p.settle(b)
-		body := benchJSON(b, startEv(p.tr, "S", agentID, "Explore"))
+		body := benchJSON(b, cct.Start(p.tr, "S", agentID, "Explore"))
 		b.StartTimer()
 
 		t0 := time.Now()
@@ -295,9 +297,9 @@ func benchSubagentStarts(b *testing.B, p *benchParent) {
 		if !bytes.Contains(reply, []byte("Inherited from Parent Session")) {
 			b.Fatalf("SubagentStart %d: no inherited block in the reply %q", i, reply)
 		}
-		benchPost(b, p.c, p.s, benchJSON(b, ev(p.tr, "S", "SubagentStop", map[string]any{
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Event(p.tr, "S", "SubagentStop", map[string]any{
 			"agent_id": agentID, "agent_type": "Explore", "last_assistant_message": "Three callers."})))
-		benchPost(b, p.c, p.s, benchJSON(b, resultEv(p.tr, "S", toolID, agentID, "Three callers: a.go, b.go, c.go.")))
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Result(p.tr, "S", toolID, agentID, "Three callers: a.go, b.go, c.go.")))
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(replyBytes)/float64(len(lat)), "reply-B/op")
@@ -383,11 +385,11 @@ func BenchmarkUnseenTranscript(b *testing.B) {
 		name string
 		body []byte
 	}{
-		{"SessionStart", benchJSON(b, ev(tr, "U", "SessionStart", map[string]any{"source": "resume"}))},
-		{"UserPromptSubmit", benchJSON(b, ev(tr, "U", "UserPromptSubmit", map[string]any{"prompt": "next step"}))},
-		{"PreToolUse", benchJSON(b, spawnEv(tr, "U", "toolu_unseen", "Explore", "Find every caller", ""))},
-		{"SubagentStart", benchJSON(b, startEv(tr, "U", "a1", "Explore"))},
-		{"Stop", benchJSON(b, ev(tr, "U", "Stop", nil))},
+		{"SessionStart", benchJSON(b, cct.Event(tr, "U", "SessionStart", map[string]any{"source": "resume"}))},
+		{"UserPromptSubmit", benchJSON(b, cct.Event(tr, "U", "UserPromptSubmit", map[string]any{"prompt": "next step"}))},
+		{"PreToolUse", benchJSON(b, cct.Spawn(tr, "U", "toolu_unseen", "Explore", "Find every caller", ""))},
+		{"SubagentStart", benchJSON(b, cct.Start(tr, "U", "a1", "Explore"))},
+		{"Stop", benchJSON(b, cct.Event(tr, "U", "Stop", nil))},
 	}
 	worst := make([]time.Duration, len(hooks))
 	var slowest time.Duration
@@ -444,7 +446,7 @@ func BenchmarkPromptIngest(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				p.write(b, p.g.prompt())
-				body := benchJSON(b, ev(p.tr, "S", "UserPromptSubmit", map[string]any{"prompt": "next step"}))
+				body := benchJSON(b, cct.Event(p.tr, "S", "UserPromptSubmit", map[string]any{"prompt": "next step"}))
 				b.StartTimer()
 
 				t0 := time.Now()

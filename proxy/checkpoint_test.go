@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
@@ -64,14 +66,14 @@ func waitCheckpoints(t *testing.T, s *proxy.Server, id string, n int) []kv.Check
 }
 
 // prompt writes prompt i of session sid to its transcript and submits it.
-func prompt(t *testing.T, s *proxy.Server, tr tree, sid string, i int, text string) string {
+func prompt(t *testing.T, s *proxy.Server, tr cct.Tree, sid string, i int, text string) string {
 	t.Helper()
-	appendLines(t, tr.Transcript, userLine(fmt.Sprintf("%s-u%d", sid, i), text), assistantLine(fmt.Sprintf("%s-a%d", sid, i), fmt.Sprintf("Done step %d.", i)))
-	return hook(t, s, ev(tr, sid, "UserPromptSubmit", map[string]any{"prompt": text}))
+	cct.AppendLines(t, tr.Transcript, cct.UserLine(fmt.Sprintf("%s-u%d", sid, i), text), cct.AssistantLine(fmt.Sprintf("%s-a%d", sid, i), fmt.Sprintf("Done step %d.", i)))
+	return hook(t, s, cct.Event(tr, sid, "UserPromptSubmit", map[string]any{"prompt": text}))
 }
 
 func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	dir := t.TempDir()
 	clk := newClock()
 	configure := func(s *proxy.Server) {
@@ -122,14 +124,14 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 }
 
 func TestReinforcementOncePerEpoch(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	clk := newClock()
 	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.Root}, clk.Now })
-	hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
+	hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
 	prompt(t, s, tr, "S", 1, "Port the parser to Go. OBJ-4242. Never touch vendor/.")
 	prompt(t, s, tr, "S", 2, "Now the lexer.")
 
-	hook(t, s, ev(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep the lexer plan"}))
+	hook(t, s, cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep the lexer plan"}))
 	cps := checkpoints(t, s, "default", "S")
 	if len(cps) != 1 || cps[0].Trigger != kv.TriggerPreCompaction || cps[0].Epoch != 0 {
 		t.Fatalf("pre-compaction checkpoint: got %+v", cps)
@@ -139,7 +141,7 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 	}
 
 	clk.Add(time.Minute)
-	got := hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	got := hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
 	for _, want := range []string{"[Objective Reinforcement]", "OBJ-4242", "Checkpoint taken before the compaction:", "Never touch vendor/"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reinforcement lacks %q:\n%s", want, got)
@@ -152,21 +154,21 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 		t.Fatalf("after the first compaction: compactions %d reinforced %d", sess.Compactions, sess.ReinforcedEpoch)
 	}
 	// SessionStart fires again in the same epoch: nothing more.
-	if again := hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "compact"})); again != "" {
+	if again := hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"})); again != "" {
 		t.Fatalf("second SessionStart in one epoch: got %q, want nothing", again)
 	}
 	// Resuming the compacted session: the reinforcement already holds its latest checkpoint,
 	// so it is not recovered a second time.
-	if resumed := hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "resume"})); strings.Contains(resumed, "## Recovered Session Checkpoint") {
+	if resumed := hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "resume"})); strings.Contains(resumed, "## Recovered Session Checkpoint") {
 		t.Fatalf("resume after a reinforced compaction: got %q, want no recovered block", resumed)
 	}
 
 	// A second compaction, later: a second reinforcement.
 	clk.Add(time.Hour)
 	prompt(t, s, tr, "S", 3, "Then the emitter.")
-	hook(t, s, ev(tr, "S", "PreCompact", map[string]any{"trigger": "auto"}))
+	hook(t, s, cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "auto"}))
 	clk.Add(time.Minute)
-	got = hook(t, s, ev(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	got = hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
 	if !strings.Contains(got, "[Objective Reinforcement]") || !strings.Contains(got, "OBJ-4242") {
 		t.Fatalf("second epoch: got %q", got)
 	}
@@ -194,7 +196,7 @@ func TestRecoveredAtSessionStart(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	tr := newTree(t, "A")
+	tr := cct.NewTree(t, "A")
 	clk := newClock()
 	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.Root}, clk.Now })
 	start := func(sid, source, cwd string) string {
@@ -202,7 +204,7 @@ func TestRecoveredAtSessionStart(t *testing.T) {
 	}
 
 	start("A", "startup", real)
-	appendLines(t, tr.Transcript, userLine("a-u1", "Migrate the config loader. REC-9911."), assistantLine("a-a1", "Loader migrated halfway."))
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("a-u1", "Migrate the config loader. REC-9911."), cct.AssistantLine("a-a1", "Loader migrated halfway."))
 	hook(t, s, map[string]any{"session_id": "A", "transcript_path": tr.Transcript, "cwd": real, "hook_event_name": "UserPromptSubmit", "prompt": "Migrate the config loader. REC-9911."})
 	if code, body, _ := do(t, "POST", s.URL()+"/api/sessions/A/checkpoints", `{"decisions":["use koanf"]}`, nil); code != 200 {
 		t.Fatalf("checkpoint A: %d %v", code, body)
@@ -263,7 +265,7 @@ func TestRecoveredScopeIsolation(t *testing.T) {
 }
 
 func TestCheckpointAPI(t *testing.T) {
-	tr := newTree(t, "S")
+	tr := cct.NewTree(t, "S")
 	s := openEngine(t, tr)
 	prompt(t, s, tr, "S", 1, "Write the release notes.")
 

@@ -10,25 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
-)
-
-// Claude Code's payloads and transcript records, from claudecodetest.
-type tree = claudecodetest.Tree
-
-var (
-	newTree       = claudecodetest.NewTree
-	appendLines   = claudecodetest.AppendLines
-	userLine      = claudecodetest.UserLine
-	assistantLine = claudecodetest.AssistantLine
-	toolUseLine   = claudecodetest.ToolUseLine
-	ev            = claudecodetest.Event
-	spawnEv       = claudecodetest.Spawn
-	startEv       = claudecodetest.Start
-	resultEv      = claudecodetest.Result
 )
 
 // hook posts one Claude Code hook payload built from fields and returns the additionalContext.
@@ -57,7 +42,7 @@ func hook(t *testing.T, s *proxy.Server, fields map[string]any) string {
 // openEngine opens a server reading transcripts under tr. Its SubagentStart waits only briefly
 // for spawning turns (tests that write none would otherwise wait the full bound each time);
 // TestSpawnRecordAwaited sets the real bound.
-func openEngine(t *testing.T, tr tree) *proxy.Server {
+func openEngine(t *testing.T, tr cct.Tree) *proxy.Server {
 	return MustOpenServer(t, func(s *proxy.Server) {
 		s.Engine.Config.TranscriptRoots = []string{tr.Root}
 		s.Engine.Config.SpawnRecordWait = 5 * time.Millisecond

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/heirloom-dev/heirloom/adapters"
@@ -109,7 +111,7 @@ func (s *syncBuffer) String() string {
 // proxyFixture is a heirloom in front of an upstream, and a reference heirloom without one that
 // gets the same calls: its replies are heirloom's part alone.
 type proxyFixture struct {
-	tr        tree
+	tr        cct.Tree
 	heirloom  *proxy.Server
 	reference *proxy.Server
 	up        *upstreamServer
@@ -120,7 +122,7 @@ type proxyFixture struct {
 // the upstream's fields on s.ClaudeCodeUpstream; the reference's is cleared afterwards).
 func newProxyFixture(t *testing.T, handle http.HandlerFunc, configure func(*proxy.Server)) *proxyFixture {
 	t.Helper()
-	f := &proxyFixture{tr: newTree(t, "P"), log: &syncBuffer{}}
+	f := &proxyFixture{tr: cct.NewTree(t, "P"), log: &syncBuffer{}}
 	if handle != nil {
 		f.up = startUpstream(t, handle)
 	}
@@ -159,10 +161,10 @@ func (f *proxyFixture) call(t *testing.T, fields map[string]any) (got, ours []by
 // inherited block; it returns that SubagentStart's payload.
 func (f *proxyFixture) prime(t *testing.T) map[string]any {
 	t.Helper()
-	f.call(t, ev(f.tr, "P", "SessionStart", map[string]any{"source": "startup"}))
-	appendLines(t, f.tr.Transcript, userLine("u1", "Port the parser to Go. MARK-4411. Never touch vendor/."), assistantLine("a1", "Reading parse.c now."))
-	f.call(t, ev(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-4411. Never touch vendor/."}))
-	return startEv(f.tr, "P", "agent1", "Explore")
+	f.call(t, cct.Event(f.tr, "P", "SessionStart", map[string]any{"source": "startup"}))
+	cct.AppendLines(t, f.tr.Transcript, cct.UserLine("u1", "Port the parser to Go. MARK-4411. Never touch vendor/."), cct.AssistantLine("a1", "Reading parse.c now."))
+	f.call(t, cct.Event(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-4411. Never touch vendor/."}))
+	return cct.Start(f.tr, "P", "agent1", "Explore")
 }
 
 // mustJSON encodes v.
@@ -276,7 +278,7 @@ func TestUpstreamMerge(t *testing.T) {
 			t.Errorf("got\n%s\nwant\n%s", got, want)
 		}
 		// An event heirloom adds nothing to, answered with nothing: still JSON.
-		if got, _ := f.call(t, ev(f.tr, "P", "Stop", nil)); string(got) != "{}" {
+		if got, _ := f.call(t, cct.Event(f.tr, "P", "Stop", nil)); string(got) != "{}" {
 			t.Errorf("empty upstream reply to Stop: got %q, want {}", got)
 		}
 	})
@@ -468,11 +470,11 @@ func TestUpstreamPassive(t *testing.T) {
 	}, func(s *proxy.Server) { s.Engine.Config.Passive = true })
 	f.prime(t)
 	calls := []map[string]any{
-		ev(f.tr, "P", "SessionStart", map[string]any{"source": "resume"}),
-		ev(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "next"}),
-		spawnEv(f.tr, "P", "toolu_9", "Explore", "look around", ""),
-		startEv(f.tr, "P", "agent9", "Explore"),
-		ev(f.tr, "P", "Stop", nil),
+		cct.Event(f.tr, "P", "SessionStart", map[string]any{"source": "resume"}),
+		cct.Event(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "next"}),
+		cct.Spawn(f.tr, "P", "toolu_9", "Explore", "look around", ""),
+		cct.Start(f.tr, "P", "agent9", "Explore"),
+		cct.Event(f.tr, "P", "Stop", nil),
 	}
 	for _, c := range calls {
 		got, _ := f.call(t, c)
