@@ -3,7 +3,6 @@ package adapters
 import (
 	"context"
 	"fmt"
-	"regexp"
 )
 
 // Registration is everything heirloom can do with one harness; a nil field means the harness
@@ -58,15 +57,27 @@ type Registry struct {
 	byName map[string]int
 }
 
-// validName is the shape of a harness name.
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+// ValidName reports whether name has the shape of a harness name: 1 to 32 lowercase letters,
+// digits and dashes, not starting with a dash. (A hand-written check, not a regexp: the hook
+// process links this package, and a package-level regexp would be compiled at every hook.)
+func ValidName(name string) bool {
+	if name == "" || len(name) > 32 || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewRegistry returns a Registry of regs, in that order. A name that is malformed or given
 // twice is an error.
 func NewRegistry(regs ...Registration) (*Registry, error) {
 	r := &Registry{byName: make(map[string]int, len(regs))}
 	for _, reg := range regs {
-		if !validName.MatchString(reg.Name) {
+		if !ValidName(reg.Name) {
 			return nil, fmt.Errorf("harness name %q: want lowercase letters, digits and dashes", reg.Name)
 		}
 		if _, dup := r.byName[reg.Name]; dup {

@@ -29,7 +29,7 @@ const DefaultURL = adapters.DefaultSidecarURL
 // well-formed harness name is relayed; the sidecar answers 404 for one it does not serve, which
 // the shim reports as a warning naming the harness.
 func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || !validHarness(args[0]) {
+	if len(args) == 0 || !adapters.ValidName(args[0]) {
 		fmt.Fprintf(stderr, "heirloom: usage: %s claude-code [-- CMD ARGS…] (hook JSON on stdin); replying {}\n", prog)
 		fmt.Fprintln(stdout, emptyReply)
 		return 0
@@ -57,19 +57,6 @@ func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader,
 	return shim.Run(ctx, harness)
 }
 
-// validHarness reports whether name looks like a harness name, [a-z0-9-]+, and so is safe to put
-// in the sidecar's URL path as it is.
-func validHarness(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // envDuration reads the variable key of env: a Go duration ("1500ms", "2s") or whole
 // milliseconds. Unset or invalid means def (invalid also warns).
