@@ -57,7 +57,6 @@ func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader,
 	return shim.Run(ctx, harness)
 }
 
-
 // envDuration reads the variable key of env: a Go duration ("1500ms", "2s") or whole
 // milliseconds. Unset or invalid means def (invalid also warns).
 func envDuration(env []string, key string, def time.Duration, stderr io.Writer) time.Duration {
