@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,15 +166,21 @@ func (e *Engine) maybeCheckpoint(sess kv.Session) {
 
 // spawnCheckpoint writes, in the background, the checkpoint of sess as it spawns a sub-agent:
 // the digest its child inherits (the child's start waits for it, briefly; see parentView). It is
-// skipped when the latest checkpoint already covers every stored turn (parallel spawns share
-// one), and when blocks are off (no child would read it).
+// skipped when the latest checkpoint still tells the child everything a new one would: it
+// covers every stored turn and lists the same finished runs (parallel spawns share one; the
+// open runs are left out of the inherited block, so new spawns do not count). It is skipped
+// too when blocks are off (no child would read it).
 func (e *Engine) spawnCheckpoint(sess kv.Session) {
 	if e.Config.Passive {
 		return
 	}
 	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerSpawn, true, func(ctx context.Context) bool {
 		last, err := e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
-		return err != nil || last.TurnSeq != sess.TurnCount
+		if err != nil || last.TurnSeq != sess.TurnCount {
+			return true
+		}
+		runs, err := e.Store.ListRuns(ctx, sess.Scope, kv.RunFilter{ParentID: sess.ID})
+		return err != nil || !slices.Equal(inject.FinishedRuns(runs), last.Digest.FinishedRuns)
 	})
 }
 

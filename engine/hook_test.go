@@ -339,3 +339,25 @@ func TestReinforcement_PreCompactionCheckpoint(t *testing.T) {
 		t.Fatalf("reinforcement without the pre-compaction checkpoint:\n%s", got)
 	}
 }
+
+// A second spawn with no new turns in between still tells its child what the first sub-agent
+// returned: a finished run makes the spawn checkpoint stale even when the transcript is not.
+func TestSiblingResultInherited(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, nil)
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser to Go."), cct.AssistantLine("a1", "Delegating the search."))
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go."}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller of parse()", ""))
+	first := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore"))
+	if strings.Contains(first, "Sub-agents finished") {
+		t.Fatalf("first child: no sibling has finished yet:\n%s", first)
+	}
+	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "last_assistant_message": "Three callers."}))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_1", "agent1", "SIBLING-4412: three callers in a.go, b.go, c.go."))
+
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_2", "Plan", "Plan the port of those callers", ""))
+	second := mustHook(t, e, cct.Start(tr, "S", "agent2", "Plan"))
+	if !strings.Contains(second, "Sub-agents finished") || !strings.Contains(second, "SIBLING-4412") {
+		t.Fatalf("second child's block lacks its finished sibling's result:\n%s", second)
+	}
+}

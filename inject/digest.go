@@ -265,6 +265,13 @@ func buildFiles(session []string, turns []kv.Turn, prev []string) []string {
 	return out
 }
 
+// FinishedRuns is what BuildDigest puts in Digest.FinishedRuns for runs: a checkpoint whose
+// FinishedRuns differ from it no longer tells a child what its siblings returned.
+func FinishedRuns(runs []kv.Run) []kv.RunDigest {
+	_, finished := buildRuns(runs)
+	return finished
+}
+
 // buildRuns splits runs into open and finished ones (see BuildDigest).
 func buildRuns(runs []kv.Run) (open, finished []kv.RunDigest) {
 	var o, f []kv.Run

@@ -236,20 +236,24 @@ func openBenchParent(b *testing.B, size int) *benchParent {
 	return &benchParent{s: s, c: c, tr: tr, f: f, g: newRecordGen("S", uint64(size)+1)}
 }
 
-// settle waits until no checkpoint of the parent is being written: its latest one is recorded
-// on the session.
-func (p *benchParent) settle(b *testing.B) {
+// settle waits until the parent's spawn checkpoint, written in the background, is stored and
+// recorded on the session: its latest finished run is lastRun ("" for none yet).
+func (p *benchParent) settle(b *testing.B, lastRun string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		c, err := p.s.Engine.Store.LatestCheckpoint(b.Context(), "default", "S")
 		if err != nil {
 			continue
 		}
+		got := ""
+		if f := c.Digest.FinishedRuns; len(f) > 0 {
+			got = f[len(f)-1].RunID
+		}
 		sess, err := p.s.Engine.Store.GetSession(b.Context(), "default", "S")
-		if err == nil && sess.LastCheckpointAt.Equal(c.CreatedAt) {
+		if got == lastRun && err == nil && sess.LastCheckpointAt.Equal(c.CreatedAt) {
 			return
 		}
 	}
-	b.Fatal("the parent's spawn checkpoint was not written within 10s")
+	b.Fatalf("the parent's spawn checkpoint naming finished run %q was not written within 10s", lastRun)
 }
 
 func (p *benchParent) write(b *testing.B, records []byte) {
@@ -284,7 +288,11 @@ func benchSubagentStarts(b *testing.B, p *benchParent) {
 		benchPost(b, p.c, p.s, benchJSON(b, cct.Spawn(p.tr, "S", toolID, "Explore", task, "")))
 		// Claude Code starts the sub-agent some milliseconds after the spawn's hook: by then the
 		// parent's spawn checkpoint, written in the background, is stored.
-		p.settle(b)
+		lastRun := ""
+		if i > 0 {
+			lastRun = fmt.Sprintf("toolu_bench%05d", i-1)
+		}
+		p.settle(b, lastRun)
 		body := benchJSON(b, cct.Start(p.tr, "S", agentID, "Explore"))
 		b.StartTimer()
 
