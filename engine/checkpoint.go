@@ -56,17 +56,24 @@ func (e *Engine) Checkpoint(ctx context.Context, scope, key, trigger string, st 
 	if err != nil {
 		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", key, err)
 	}
-	return e.checkpoint(ctx, scope, key, trigger, nil, nil)
+	return e.checkpoint(ctx, scope, key, trigger, checkpointInput{})
+}
+
+// checkpointInput is what a caller of checkpoint already holds, or adds.
+type checkpointInput struct {
+	extra  []string  // decisions to record in this checkpoint only (a compaction's custom instructions)
+	recent []kv.Turn // the latest turns, when the stored ones lag behind the transcript; nil: read them
+	runs   []kv.Run  // the runs the session spawned, when listed holds them
+	listed bool      // runs was read by the caller (nil then means none); false: read them
 }
 
 // checkpoint builds the digest of session sessionID in scope from its stored session, its
-// latest turns (or recent, when the stored ones lag behind the transcript), the runs it
-// spawned and its previous checkpoint, and stores it as a checkpoint with trigger. extra are
-// decisions to record in this checkpoint only (a compaction's custom instructions). It returns
-// an error wrapping kv.ErrNotFound when the session is not stored.
-func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger string, extra []string, recent []kv.Turn) (kv.Checkpoint, error) {
+// latest turns, the runs it spawned and its previous checkpoint (each taken from in when it
+// holds them), and stores it as a checkpoint with trigger. It returns an error wrapping
+// kv.ErrNotFound when the session is not stored.
+func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger string, in checkpointInput) (kv.Checkpoint, error) {
 	window := checkpointTurns
-	if recent != nil {
+	if in.recent != nil {
 		window = 0
 	}
 	view, err := e.Store.View(ctx, scope, sessionID, kv.ViewOptions{
@@ -76,12 +83,14 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
 	}
 	sess, turns := view.Session, view.Tail
-	if recent != nil {
-		turns = recent
+	if in.recent != nil {
+		turns = in.recent
 	}
-	runs, err := e.Store.ListRuns(ctx, scope, kv.RunFilter{ParentID: sessionID})
-	if err != nil {
-		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
+	runs := in.runs
+	if !in.listed {
+		if runs, err = e.Store.ListRuns(ctx, scope, kv.RunFilter{ParentID: sessionID}); err != nil {
+			return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
+		}
 	}
 	var prev kv.Digest
 	if view.Checkpoint != nil {
@@ -91,7 +100,7 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		Session:     sess,
 		Turns:       turns,
 		Runs:        runs,
-		Decisions:   append(append([]string(nil), sess.Decisions...), extra...),
+		Decisions:   append(append([]string(nil), sess.Decisions...), in.extra...),
 		Constraints: sess.Constraints,
 		Previous:    prev,
 	})
@@ -174,28 +183,36 @@ func (e *Engine) spawnCheckpoint(sess kv.Session) {
 	if e.Config.Passive {
 		return
 	}
-	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerSpawn, true, func(ctx context.Context) bool {
+	e.checkpointInBackground(sess.Scope, sess.ID, kv.TriggerSpawn, true, func(ctx context.Context) (checkpointInput, bool) {
 		last, err := e.Store.LatestCheckpoint(ctx, sess.Scope, sess.ID)
 		if err != nil || last.TurnSeq != sess.TurnCount {
-			return true
+			return checkpointInput{}, true
 		}
 		runs, err := e.Store.ListRuns(ctx, sess.Scope, kv.RunFilter{ParentID: sess.ID})
-		return err != nil || !slices.Equal(inject.FinishedRuns(runs), last.Digest.FinishedRuns)
+		if err != nil {
+			return checkpointInput{}, true
+		}
+		return checkpointInput{runs: runs, listed: true}, !slices.Equal(inject.FinishedRuns(runs), last.Digest.FinishedRuns)
 	})
 }
 
 // checkpointInBackground writes a checkpoint of session id with trigger in the background,
-// unless due (when given) says it is not needed when its turn comes. One asked for while
+// unless prepare (when given) says it is not needed when its turn comes; what prepare read
+// for its answer the checkpoint reuses. One asked for while
 // another of the session is being written is skipped (a periodic one: the next prompt asks
 // again), or with queue runs after it (a spawn's: the child waits for it; the latest asked for
 // wins).
-func (e *Engine) checkpointInBackground(scope, id, trigger string, queue bool, due func(context.Context) bool) {
+func (e *Engine) checkpointInBackground(scope, id, trigger string, queue bool, prepare func(context.Context) (checkpointInput, bool)) {
 	key := lockKey(scope, id)
 	job := func(ctx context.Context) {
-		if due != nil && !due(ctx) {
-			return
+		var in checkpointInput
+		if prepare != nil {
+			var due bool
+			if in, due = prepare(ctx); !due {
+				return
+			}
 		}
-		if _, err := e.checkpoint(ctx, scope, id, trigger, nil, nil); err != nil && ctx.Err() == nil {
+		if _, err := e.checkpoint(ctx, scope, id, trigger, in); err != nil && ctx.Err() == nil {
 			e.Logger.Warn("checkpoint not written", "session", id, "trigger", trigger, "error", err)
 		}
 	}
@@ -238,7 +255,7 @@ func (e *Engine) preCompactionCheckpoint(ctx context.Context, scope, id, instruc
 	if instructions != "" {
 		extra = append(extra, "Compaction instructions: "+instructions)
 	}
-	_, err = e.checkpoint(ctx, scope, id, kv.TriggerPreCompaction, extra, recent)
+	_, err = e.checkpoint(ctx, scope, id, kv.TriggerPreCompaction, checkpointInput{extra: extra, recent: recent})
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil
 	}

@@ -205,3 +205,31 @@ func TestCheckpoint_Cost(t *testing.T) {
 		t.Errorf("checkpoint cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
 	}
 }
+
+// TestSpawnCheckpoint_Cost: a spawn with no new turns since the latest checkpoint lists the
+// parent's own runs once, to see whether a sibling finished and then for the new checkpoint's
+// digest, not once for each.
+func TestSpawnCheckpoint_Cost(t *testing.T) {
+	tr := cct.NewTree(t, "P")
+	e := openEngine(t, tr, noPeriodic)
+	cct.AppendLines(t, tr.Transcript, exchange("P", 0, "port the lexer", "on it")...)
+	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "port the lexer"}))
+	if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
+		t.Fatal(err)
+	}
+	crowd(t, e, "P", 10000) // P's own 1,000 finished runs arrive after its checkpoint
+	before := e.Store.Stats()
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
+	waitCheckpointed(t, e, "P", kv.TriggerSpawn)
+	cost := e.Store.Stats().Sub(before)
+	if cost.Runs < 1000 || cost.Runs >= 1100 {
+		t.Errorf("runs decoded by a spawn and its checkpoint: got %d, want the parent's 1000 once (and the spawn's own few)", cost.Runs)
+	}
+	c, err := e.Store.LatestCheckpoint(t.Context(), "default", "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Digest.FinishedRuns) != 8 {
+		t.Errorf("spawn checkpoint: got %d finished runs, want the 8 latest", len(c.Digest.FinishedRuns))
+	}
+}
