@@ -34,22 +34,37 @@ func collapse(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	pending := false
+	word := -1 // where the word being read starts; -1 between words
+	flush := func(end int) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[word:end])
+		word = -1
+	}
 	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			pending = b.Len() > 0
-		} else {
-			if pending {
-				b.WriteByte(' ')
-				pending = false
-			}
-			b.WriteString(s[i : i+w])
+		space, w := asciiSpace[s[i]], 1
+		if s[i] >= utf8.RuneSelf {
+			var r rune
+			r, w = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+		}
+		switch {
+		case space && word >= 0:
+			flush(i)
+		case !space && word < 0:
+			word = i
 		}
 		i += w
 	}
+	if word >= 0 {
+		flush(len(s))
+	}
 	return b.String()
 }
+
+// asciiSpace holds the ASCII bytes unicode.IsSpace reports as space.
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // collapsed reports whether collapse would return s as it is: no whitespace but single spaces
 // between other runes.
