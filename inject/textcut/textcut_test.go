@@ -23,17 +23,70 @@ func TestHead(t *testing.T) {
 		{"MarkOnly", "abcdefgh", 4, ""},
 		{"Whitespace", "          x", 8, ""},
 		{"InvalidUTF8", "ab\xff\xfecdefghijkl", 9, "ab\uFFFD\uFFFDc […]"},
+		{"FitsInvalidUnchanged", "a\xffb", 3, "a\xffb"},
+		{"Empty", "", 0, ""},
+		{"NegativeMax", "abc", -1, ""},
+		{"MaxIsMarker", "abcdef", 4, ""},
+		{"RuneCutWhenNoSpaceNearEnd", "abcdefghij klmnop", 10, "abcdef […]"},
+		{"SpaceRightAfterBudget", "abcdef ghij", 10, "abcdef […]"},
+		{"TrailingSpacesTrimmed", "abc   defghijklmnop", 10, "abc […]"},
+		{"OnlySpacesKept", "      abcdefgh", 8, ""},
+		{"NewlineIsWhitespace", "line one\nline two is long", 14, "line one […]"},
+		{"EmojiFits", "ab😀cd", 6, "ab😀cd"},
+		{"EmojiNotSplit", "a😀cdefgh", 6, "a […]"},
+		{"EmojiKeptWhole", "ab😀cdefgh", 8, "ab😀 […]"},
+		{"CJK", "日本語のテキスト", 7, "日本語 […]"},
+		{"InvalidByteReplaced", "ab\xffcdefgh", 7, "ab\uFFFD […]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Head(tt.s, tt.max); got != tt.want {
-				t.Fatalf("Head(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+			got := Head(tt.s, tt.max)
+			if got != tt.want {
+				t.Errorf("Head(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+			}
+			if n := Len(got); n > max(tt.max, 0) {
+				t.Errorf("Len(Head(%q, %d)) = %d, want <= %d", tt.s, tt.max, n, tt.max)
 			}
 		})
 	}
 }
 
-// FuzzContextLen checks Len against unicode/utf16, and Head's bounds, on any input.
+// TestTail pins Tail's cuts, the mirror of Head's, which the digest's last line relies on.
+func TestTail(t *testing.T) {
+	tests := []struct {
+		name string
+		s    string
+		max  int
+		want string
+	}{
+		{"Fits", "abc", 3, "abc"},
+		{"Empty", "", 0, ""},
+		{"NegativeMax", "abc", -1, ""},
+		{"MaxIsMarker", "abcdef", 4, ""},
+		{"WordBoundary", "hello wonderful world", 20, "[…] wonderful world"},
+		{"RuneCutWhenNoSpaceNearStart", "abcdef ghijklmnop", 10, "[…] klmnop"},
+		{"LeadingSpacesTrimmed", "abcdefghij    xyz", 10, "[…] xyz"},
+		{"EmojiAtCut", "abcd😀ef", 6, "[…] ef"},
+		{"EmojiNotSplit", "abcde😀f", 6, "[…] f"},
+		{"EmojiKeptWhole", "abcdefg😀h", 7, "[…] 😀h"},
+		{"CJK", "日本語のテキスト", 7, "[…] キスト"},
+		{"InvalidByteReplaced", "abcdefg\xffh", 6, "[…] \uFFFDh"},
+		{"OnlySpacesKept", "abcdefgh      ", 8, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Tail(tt.s, tt.max)
+			if got != tt.want {
+				t.Errorf("Tail(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+			}
+			if n := Len(got); n > max(tt.max, 0) {
+				t.Errorf("Len(Tail(%q, %d)) = %d, want <= %d", tt.s, tt.max, n, tt.max)
+			}
+		})
+	}
+}
+
+// FuzzLen checks Len against unicode/utf16, and Head's bounds, on any input.
 func FuzzLen(f *testing.F) {
 	f.Add("plain ascii", 5)
 	f.Add("é😀 mixed \xff bytes", 7)
