@@ -2,24 +2,14 @@ package chatapi
 
 import "github.com/heirloom-dev/heirloom/e2e/internal/standin"
 
-// Reply is what the stand-in model answers to one request: optional text,
-// then an optional tool call. The finish reason is "tool_calls" when Tool
-// is set and "stop" otherwise. When Error is set the stand-in answers with
-// that API error instead and ignores the other fields.
-type Reply struct {
-	Text  string
-	Tool  *ToolCall
-	Error *Error
-}
+// Reply is what the stand-in model answers to one request (see
+// standin.Reply). The finish reason is "tool_calls" when Tool is set and
+// "stop" otherwise.
+type Reply = standin.Reply
 
-// ToolCall is a function tool call. A zero ID gets a generated "call_" id.
-// Arguments is marshalled to JSON (a map, a struct or a json.RawMessage);
-// nil sends an empty object.
-type ToolCall struct {
-	ID        string
-	Name      string
-	Arguments any
-}
+// ToolCall is a function tool call (see standin.ToolCall): a zero ID gets a
+// generated "call_" id, and Input is sent as the call's arguments string.
+type ToolCall = standin.ToolCall
 
 // Error is an API error reply: HTTP Status (zero: 500) with the body
 // {"error":{"message":Message,"type":Type,"code":null}} (Type zero:
@@ -35,7 +25,7 @@ func Text(s string) Reply { return Reply{Text: s} }
 
 // CallTool returns a Reply that calls the tool name with arguments.
 func CallTool(name string, arguments any) Reply {
-	return Reply{Tool: &ToolCall{Name: name, Arguments: arguments}}
+	return Reply{Tool: &ToolCall{Name: name, Input: arguments}}
 }
 
 // SpawnTask returns a Reply that makes OpenCode spawn a child session

@@ -3,7 +3,6 @@ package chatapi
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
@@ -72,25 +71,20 @@ type Part struct {
 	Text string `json:"text,omitempty"`
 }
 
+// PartText returns the part's text when it is a text part, "" otherwise.
+func (p Part) PartText() string {
+	if p.Type != "text" {
+		return ""
+	}
+	return p.Text
+}
+
+// TextPart returns the text part a bare-string content decodes to.
+func (Part) TextPart(s string) Part { return Part{Type: "text", Text: s} }
+
 // Content is a message's content, which the API accepts as a string, an
 // array of parts, or null. A string decodes as one text part.
-type Content []Part
-
-// UnmarshalJSON implements json.Unmarshaler for the string-or-array forms.
-func (c *Content) UnmarshalJSON(data []byte) error {
-	return standin.DecodeContent(data, (*[]Part)(c), func(s string) Part { return Part{Type: "text", Text: s} })
-}
-
-// Text returns the text of every text part, in order, joined by newlines.
-func (c Content) Text() string {
-	var out []string
-	for _, p := range c {
-		if p.Type == "text" {
-			out = append(out, p.Text)
-		}
-	}
-	return strings.Join(out, "\n")
-}
+type Content = standin.Content[Part]
 
 // SystemText returns the text of every system-role message, in order,
 // joined by newlines: the system prompt. OpenCode 1.18 sends its agent

@@ -115,7 +115,7 @@ func (format) ErrorBody(e Error) any {
 // Write answers one model request with reply: a chat.completion object, or
 // its chunks as server-sent events.
 func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply Reply) error {
-	call, err := reply.wireCall(fmt.Sprintf("call_standin%08d", req.Seq))
+	call, err := wireCall(reply, fmt.Sprintf("call_standin%08d", req.Seq))
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply R
 		Model:   req.Model,
 		Text:    reply.Text,
 		Call:    call,
-		Finish:  reply.FinishReason(),
+		Finish:  finishReason(reply),
 		Usage:   newUsage(len(req.Raw), len(reply.Text)),
 	}
 	if call != nil {

@@ -143,7 +143,7 @@ func TestServer_StreamToolCall(t *testing.T) {
 
 func TestServer_NonStreaming(t *testing.T) {
 	s := standintest.Start(t, chatapi.New(func(r chatapi.Request) chatapi.Reply {
-		return chatapi.Reply{Text: "calling", Tool: &chatapi.ToolCall{ID: "call_x", Name: "bash", Arguments: json.RawMessage(`{"command":"ls"}`)}}
+		return chatapi.Reply{Text: "calling", Tool: &chatapi.ToolCall{ID: "call_x", Name: "bash", Input: json.RawMessage(`{"command":"ls"}`)}}
 	}))
 	resp, b := standintest.Do(t, http.MethodPost, s.BaseURL()+"/chat/completions", body(false), nil)
 	var got struct {

@@ -2,21 +2,21 @@ package chatapi
 
 import "github.com/heirloom-dev/heirloom/e2e/internal/standin"
 
-// FinishReason returns the finish_reason the reply is sent with.
-func (r Reply) FinishReason() string {
+// finishReason returns the finish_reason r is sent with.
+func finishReason(r Reply) string {
 	if r.Tool != nil {
 		return "tool_calls"
 	}
 	return "stop"
 }
 
-// wireCall returns the reply's tool call in wire form with its arguments
+// wireCall returns r's tool call in wire form with its arguments
 // marshalled, or nil when it has none. id is used when Tool.ID is zero.
-func (r Reply) wireCall(id string) (*ToolCallWire, error) {
+func wireCall(r Reply, id string) (*ToolCallWire, error) {
 	if r.Tool == nil {
 		return nil, nil
 	}
-	t, err := standin.NewToolUse(r.Tool.ID, id, r.Tool.Name, r.Tool.Arguments)
+	t, err := standin.NewToolUse(r.Tool.ID, id, r.Tool.Name, r.Tool.Input)
 	if err != nil {
 		return nil, err
 	}

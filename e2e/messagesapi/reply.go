@@ -2,24 +2,14 @@ package messagesapi
 
 import "github.com/heirloom-dev/heirloom/e2e/internal/standin"
 
-// Reply is what the stand-in model answers to one request: optional text,
-// then an optional tool call. StopReason is "tool_use" when Tool is set and
-// "end_turn" otherwise. When Error is set the stand-in answers with that API
-// error instead and ignores the other fields.
-type Reply struct {
-	Text  string
-	Tool  *ToolCall
-	Error *Error
-}
+// Reply is what the stand-in model answers to one request (see
+// standin.Reply). StopReason is "tool_use" when Tool is set and "end_turn"
+// otherwise.
+type Reply = standin.Reply
 
-// ToolCall is a tool_use block. A zero ID gets a generated "toolu_" id.
-// Input is marshalled to JSON (a map, a struct or a json.RawMessage); nil
-// sends an empty object.
-type ToolCall struct {
-	ID    string
-	Name  string
-	Input any
-}
+// ToolCall is a tool_use block (see standin.ToolCall): a zero ID gets a
+// generated "toolu_" id.
+type ToolCall = standin.ToolCall
 
 // Error is an API error reply: HTTP Status (zero: 500) with the body
 // {"type":"error","error":{"type":Type,"message":Message}} (Type zero:

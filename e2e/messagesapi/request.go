@@ -62,36 +62,32 @@ type Block struct {
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
-// Blocks is a list of content blocks that also accepts the API's shorthand:
-// a bare JSON string decodes as one text block, and null as no blocks.
-type Blocks []Block
-
-// UnmarshalJSON implements json.Unmarshaler for the string-or-array forms.
-func (b *Blocks) UnmarshalJSON(data []byte) error {
-	return standin.DecodeContent(data, (*[]Block)(b), func(s string) Block { return Block{Type: "text", Text: s} })
-}
-
-// Text returns the text of every text block, tool_result contents included,
-// in order and joined by newlines. Tool inputs are not text and are left out.
-func (b Blocks) Text() string {
-	var parts []string
-	for _, blk := range b {
-		switch blk.Type {
-		case "text":
-			parts = append(parts, blk.Text)
-		case "tool_result":
-			if t := blk.Content.Text(); t != "" {
-				parts = append(parts, t)
-			}
-		}
+// PartText returns the text the model reads in the block: a text block's
+// text, a tool_result's contents; "" for other types (tool inputs are not
+// text).
+func (blk Block) PartText() string {
+	switch blk.Type {
+	case "text":
+		return blk.Text
+	case "tool_result":
+		return blk.Content.Text()
 	}
-	return strings.Join(parts, "\n")
+	return ""
 }
 
-// ToolUses returns the tool_use blocks in b.
-func (b Blocks) ToolUses() []Block {
+// TextPart returns the text block a bare-string content decodes to.
+func (Block) TextPart(s string) Block { return Block{Type: "text", Text: s} }
+
+// Blocks is a list of content blocks that also accepts the API's shorthand:
+// a bare JSON string decodes as one text block, and null as no blocks. Its
+// Text is the text of every text block, tool_result contents included, in
+// order and joined by newlines.
+type Blocks = standin.Content[Block]
+
+// ToolUses returns the tool_use blocks of the message's content.
+func (m Message) ToolUses() []Block {
 	var out []Block
-	for _, blk := range b {
+	for _, blk := range m.Content {
 		if blk.Type == "tool_use" {
 			out = append(out, blk)
 		}

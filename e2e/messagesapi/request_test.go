@@ -27,7 +27,7 @@ func TestRequest_Text(t *testing.T) {
 	if got := r.ToolResults(); len(got) != 2 || got[0].ToolUseID != "t1" {
 		t.Errorf("ToolResults: got %+v", got)
 	}
-	if got := r.Messages[1].Content.ToolUses(); len(got) != 1 || got[0].Name != "Agent" {
+	if got := r.Messages[1].ToolUses(); len(got) != 1 || got[0].Name != "Agent" {
 		t.Errorf("ToolUses: got %+v", got)
 	}
 }

@@ -85,7 +85,7 @@ func (format) ErrorBody(e Error) any {
 // Write answers one model request with reply: a message object, or its
 // events as server-sent events.
 func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply Reply) error {
-	content, err := reply.blocks(fmt.Sprintf("toolu_standin%08d", req.Seq))
+	content, err := replyBlocks(reply, fmt.Sprintf("toolu_standin%08d", req.Seq))
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply R
 	msg := message{
 		ID:         fmt.Sprintf("msg_standin%08d", req.Seq),
 		Model:      req.Model,
-		StopReason: reply.StopReason(),
+		StopReason: stopReason(reply),
 		Usage:      usage{InputTokens: standin.Tokens(len(req.Raw)), OutputTokens: standin.Tokens(out)},
 	}
 	w.Header().Set("Request-Id", fmt.Sprintf("req_standin%08d", req.Seq))

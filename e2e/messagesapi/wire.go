@@ -6,8 +6,8 @@ import (
 	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
 
-// StopReason returns the stop_reason the reply is sent with.
-func (r Reply) StopReason() string {
+// stopReason returns the stop_reason r is sent with.
+func stopReason(r Reply) string {
 	if r.Tool != nil {
 		return "tool_use"
 	}
@@ -23,9 +23,9 @@ type block struct {
 	Input json.RawMessage `json:"input,omitempty"`
 }
 
-// blocks returns the reply's content blocks with tool input marshalled.
+// replyBlocks returns r's content blocks with tool input marshalled.
 // A reply with neither text nor tool gets one empty text block.
-func (r Reply) blocks(toolID string) ([]block, error) {
+func replyBlocks(r Reply, toolID string) ([]block, error) {
 	var out []block
 	if r.Text != "" || r.Tool == nil {
 		t := r.Text

@@ -224,7 +224,7 @@ func TestSpawn(t *testing.T) {
 	if viaSearch.Tool == nil || viaSearch.Tool.Name != ToolCall {
 		t.Fatalf("with Tool Search: %+v", viaSearch)
 	}
-	b, _ := json.Marshal(viaSearch.Tool.Arguments)
+	b, _ := json.Marshal(viaSearch.Tool.Input)
 	if string(b) != `{"args":{"label":"L","task":"T"},"id":"sessions_spawn"}` {
 		t.Errorf("tool_call arguments %s", b)
 	}

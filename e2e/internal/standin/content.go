@@ -32,6 +32,36 @@ func DecodeContent[T any](data []byte, into *[]T, text func(string) T) error {
 	return nil
 }
 
+// Part is what Content asks of one part of a message's content, for either
+// API's part type P: the text the model reads in it ("" when it holds none),
+// and the part a bare-string content decodes to.
+type Part[P any] interface {
+	PartText() string
+	TextPart(s string) P
+}
+
+// Content is a message's content as both APIs accept it: an array of parts,
+// a bare string (one text part), or null (none).
+type Content[P Part[P]] []P
+
+// UnmarshalJSON implements json.Unmarshaler for the string-or-array forms.
+func (c *Content[P]) UnmarshalJSON(data []byte) error {
+	var zero P
+	return DecodeContent(data, (*[]P)(c), zero.TextPart)
+}
+
+// Text returns the text of every part that has some, in order, joined by
+// newlines.
+func (c Content[P]) Text() string {
+	var out []string
+	for _, p := range c {
+		if t := p.PartText(); t != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // Turn is one message of a conversation as the model reads it: its role and
 // the text of its content.
 type Turn struct {

@@ -9,6 +9,24 @@ import (
 	"unicode/utf8"
 )
 
+// Reply is what a stand-in model answers to one request: optional text, then
+// an optional tool call. When Error is set the stand-in answers with that API
+// error instead and ignores the other fields.
+type Reply struct {
+	Text  string
+	Tool  *ToolCall
+	Error *Error
+}
+
+// ToolCall is the tool call of a Reply. A zero ID gets an id generated in the
+// API's form. Input is marshalled to JSON (a map, a struct or a
+// json.RawMessage); nil sends an empty object.
+type ToolCall struct {
+	ID    string
+	Name  string
+	Input any
+}
+
 // Stream writes server-sent events to a response, flushing after each, until
 // its context ends (the client went, or the Server is closing) or a write
 // fails.

@@ -55,6 +55,35 @@ type part struct {
 
 func textPart(s string) part { return part{Type: "text", Text: s} }
 
+func (p part) PartText() string {
+	if p.Type != "text" {
+		return ""
+	}
+	return p.Text
+}
+
+func (part) TextPart(s string) part { return textPart(s) }
+
+// TestContent decodes each form a message's content takes and reads back the
+// text of its text parts only.
+func TestContent(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`null`, ""},
+		{`"bare"`, "bare"},
+		{`[{"type":"text","text":"a"},{"type":"image","text":"not read"},{"type":"text","text":""},{"type":"text","text":"b"}]`, "a\nb"},
+	}
+	for _, tt := range tests {
+		var c standin.Content[part]
+		if err := json.Unmarshal([]byte(tt.in), &c); err != nil || c.Text() != tt.want {
+			t.Errorf("%s: Text() = %q, %v; want %q", tt.in, c.Text(), err, tt.want)
+		}
+	}
+	var c standin.Content[part]
+	if err := json.Unmarshal([]byte(`{}`), &c); err == nil {
+		t.Errorf("an object decoded as content: %v", c)
+	}
+}
+
 func TestDecodeContent(t *testing.T) {
 	tests := []struct {
 		in   string
