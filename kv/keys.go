@@ -37,8 +37,8 @@ const (
 	prefixCheckpointProject byte = 'j' // j <scope> 0 <project> 0 <^created> <^id> ff: a project's checkpoints, newest first; value: session id
 	prefixCheckpointAge     byte = 'e' // e <scope> 0 <created> <id>: a scope's checkpoints, oldest first (pruning); value: session id
 
-	// Reserved for record types to come; never reuse this byte for anything else:
-	// 'x' search postings.
+	prefixPosting    byte = 'x' // x <scope> 0 <term> 0 <session> 0 <seq>: a search posting
+	prefixIndexStats byte = 'y' // y <scope>: the scope's search index figures (docs, terms, stamp)
 )
 
 // sep separates variable-length key components.
@@ -48,6 +48,7 @@ const sep byte = 0
 var (
 	schemaKey = []byte{prefixMeta, 's', 'c', 'h', 'e', 'm', 'a'} // JSON number: the schema version
 	probeKey  = []byte{prefixMeta, 'p', 'r', 'o', 'b', 'e'}      // JSON string: written by Check
+	indexKey  = []byte{prefixMeta, 'i', 'n', 'd', 'e', 'x'}      // JSON indexState: the search index's version and state
 )
 
 // errBadKey is wrapped by every decoder when a key does not have the expected shape.
@@ -540,4 +541,35 @@ func (r *keyReader) done(kind string) error {
 		return fmt.Errorf("%s key: %w", kind, errBadKey)
 	}
 	return nil
+}
+
+// termPrefix is x <scope> 0 <term>: with a NUL after it, one term's postings; without, every
+// term that starts with term.
+func termPrefix(scope, term string) []byte {
+	k := make([]byte, 0, 12+len(scope)+len(term))
+	k = append(k, prefixPosting)
+	k = appendPart(k, scope)
+	return append(k, term...)
+}
+
+// postingKey is x <scope> 0 <term> 0 <session> 0 <seq>: postings of a term by session, then Seq.
+func postingKey(scope, term, id string, seq uint64) []byte {
+	k := appendPart(termPrefix(scope, term), "")
+	k = appendPart(k, id)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func decodePostingKey(k []byte) (scope, term, id string, seq uint64, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixPosting)
+	scope = r.part()
+	term = r.part()
+	id = r.part()
+	seq = r.uint64()
+	return scope, term, id, seq, r.done("posting")
+}
+
+// indexStatsKey is y <scope>.
+func indexStatsKey(scope string) []byte {
+	return append([]byte{prefixIndexStats}, scope...)
 }

@@ -58,11 +58,21 @@ type Store struct {
 	// inject a failure at every step of a change to prove the change is atomic; nil otherwise.
 	Fault func(step string) error
 
+	// Index, when non-nil, is the analysis the search index is built with: every stored turn
+	// gets its postings in the batch that stores it. Set it before Open. When the store's index
+	// was built under another version, or not at all, Open marks it due and Reindex builds it.
+	Index Indexer
+
 	counts counters     // see Stats
 	life   sync.RWMutex // read-held by every call while it runs; held by Open and Close
 	mu     sync.Mutex   // serialises read-modify-write operations
-	db     *pebble.DB   // nil unless open
-	lock   *os.File     // the held lock file; nil unless open
+	// Held under mu: a reindex is due or under way (ixBuilding), and the last turn key it has
+	// indexed (ixPos; nil before the first). Turns past ixPos are left for the reindex.
+	ixBuilding      bool
+	ixPos           []byte
+	ixDone, ixTotal uint64
+	db              *pebble.DB // nil unless open
+	lock            *os.File   // the held lock file; nil unless open
 }
 
 // NewStore returns a Store for the data directory dir with defaults set. It touches nothing on
@@ -100,6 +110,11 @@ func (s *Store) Open() error {
 		_ = db.Close()
 		_ = unlockDir(lock)
 		return fmt.Errorf("open store %s: %w", s.Dir, err)
+	}
+	if err := s.openIndex(db); err != nil {
+		_ = db.Close()
+		_ = unlockDir(lock)
+		return fmt.Errorf("open store %s: search index: %w", s.Dir, err)
 	}
 	s.db, s.lock = db, lock
 	return nil

@@ -103,6 +103,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 	sess := prev
 	b := db.NewBatch()
 	defer b.Close()
+	ix := s.indexWriter(r, b, scope)
 
 	// The last version of a record within turns wins when replacing; the first when skipping.
 	if replace {
@@ -128,6 +129,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 				if err != nil {
 					return Appended{}, 0, err
 				}
+				if err := s.reindexTurn(r, ix, scope, id, &t); err != nil {
+					return Appended{}, 0, err
+				}
 				if err := b.Set(turnKey(scope, id, seq), v, nil); err != nil {
 					return Appended{}, 0, err
 				}
@@ -140,6 +144,11 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 		v, err := encodeTurn(&t)
 		if err != nil {
 			return Appended{}, 0, err
+		}
+		if ix != nil && s.indexCovers(scope, id, t.Seq) {
+			if err := ix.add(id, &t); err != nil {
+				return Appended{}, 0, err
+			}
 		}
 		if err := b.Set(turnKey(scope, id, t.Seq), v, nil); err != nil {
 			return Appended{}, 0, err
@@ -160,6 +169,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 		sess.Transcript = *pos
 	}
 	if err := putSession(b, &sess, &prev, s.now()); err != nil {
+		return Appended{}, 0, err
+	}
+	if err := ix.flush(); err != nil {
 		return Appended{}, 0, err
 	}
 	if err := s.commit(b); err != nil {
@@ -314,4 +326,25 @@ func storedSeq(r pebble.Reader, key []byte) (seq uint64, ok bool, err error) {
 	defer closer.Close()
 	seq, err = decodeUint(v)
 	return seq, err == nil, err
+}
+
+// reindexTurn replaces the postings of the stored turn that t replaces (same Seq) with t's, when
+// the index covers it. The caller holds s.mu.
+func (s *Store) reindexTurn(r pebble.Reader, ix *indexWriter, scope, id string, t *Turn) error {
+	if ix == nil || !s.indexCovers(scope, id, t.Seq) {
+		return nil
+	}
+	v, closer, err := r.Get(turnKey(scope, id, t.Seq))
+	if err != nil {
+		return err
+	}
+	old, err := decodeTurn(t.Seq, v)
+	closer.Close()
+	if err != nil {
+		return err
+	}
+	if err := ix.remove(id, &old); err != nil {
+		return err
+	}
+	return ix.add(id, t)
 }
