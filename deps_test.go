@@ -39,8 +39,11 @@ var allowedInternal = map[string][]string{
 	// inject (Claude Code's reply merging, and through it the hook shim).
 	"inject/heading": {},
 	"inject/textcut": {},
-	// The decisions: adapters' events in, kv's records out, inject's blocks gathered.
-	"engine": {"adapters", "kv", "inject"},
+	// The decisions: adapters' events in, kv's records out, inject's blocks gathered; searches
+	// run over kv's index with search's logic.
+	"engine": {"adapters", "kv", "inject", "search"},
+	// Tokenizing, query parsing and ranking: pure logic over a Source the store implements.
+	"search": {},
 	// Transport only: it carries requests to the engine. The read API reads kv directly;
 	// Claude Code's reply merging (proxy mode) is its adapter's.
 	"proxy": {"adapters", "adapters/claudecode", "engine", "kv", "inject", "inject/heading"},
@@ -49,7 +52,7 @@ var allowedInternal = map[string][]string{
 	// The hook process: one per hook, so it links no store, engine or server (see TestHookDeps).
 	"hookshim":          {"adapters", "adapters/claudecode", "inject/heading"},
 	"cmd/heirloom-hook": {"hookshim"},
-	"":                  {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "engine", "hookshim", "kv", "inject", "proxy"},
+	"":                  {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "engine", "hookshim", "kv", "inject", "proxy", "search"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).

@@ -22,7 +22,10 @@ Usage:
   heirloom hook claude-code -- CMD…   the same, in front of an existing hook command: its reply merged after heirloom's
                                       (heirloom-hook claude-code is the same shim as a light binary of its own)
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
+  heirloom sessions delete KEY        remove a session, its turns, its index entries and checkpoints
   heirloom runs [flags]               list sub-agent runs, newest first
+  heirloom search QUERY [flags]       full-text search over every transcript (--session KEY, --json)
+  heirloom reindex                    rebuild the search index now, with a progress bar
   heirloom checkpoint KEY [flags]     take a checkpoint of session KEY now and print it
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --hooks http, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
@@ -57,6 +60,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&SessionsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "runs":
 		return exitCode(stderr, (&RunsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "search":
+		return exitCode(stderr, (&SearchCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "reindex":
+		return exitCode(stderr, (&ReindexCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "checkpoint":
 		return exitCode(stderr, (&CheckpointCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "config":

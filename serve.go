@@ -24,6 +24,7 @@ import (
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
+	"github.com/heirloom-dev/heirloom/search"
 )
 
 // errUsage reports a command-line mistake whose message the flag package already printed;
@@ -138,6 +139,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 	m.Store = kv.NewStore(cfg.DataDir)
+	m.Store.Index = search.Analyzer{}
 	if err := m.Store.Open(); err != nil {
 		m.Store = nil
 		return fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)

@@ -29,8 +29,12 @@ type SessionsCommand struct {
 	Now func() time.Time
 }
 
-// Run lists the sessions. It returns errUsage for bad flags (already reported on Stderr).
+// Run lists the sessions, or with "delete KEY" deletes one. It returns errUsage for bad flags
+// (already reported on Stderr).
 func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "delete" {
+		return c.delete(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("heirloom sessions", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	tree := fs.Bool("tree", false, "show each top-level session with its sub-agents below it")
@@ -319,4 +323,33 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// delete is `heirloom sessions delete KEY`: the session, its turns, their search postings and
+// its checkpoints are removed for good (DELETE /api/sessions/{key}).
+func (c *SessionsCommand) delete(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("heirloom sessions delete", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(c.Stderr, "Usage: heirloom sessions delete [--scope S] KEY\n\nRemoves the session KEY with its turns, its search index entries and its checkpoints,\nfor good (for a pasted secret). Its sub-agents and runs stay.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	scope := fs.String("scope", "", "the memory scope of the session (default: the configured one)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(c.Stderr, "heirloom sessions delete: exactly one session key is required")
+		fs.Usage()
+		return errUsage
+	}
+	key := fs.Arg(0)
+	q := url.Values{}
+	setIf(q, "scope", *scope)
+	var reply proxy.DeleteReply
+	if _, err := apiClient(c.Env).Delete(ctx, "/api/sessions/"+url.PathEscape(key), q, &reply); err != nil {
+		return explain(err)
+	}
+	_, err := fmt.Fprintf(c.Stdout, "deleted session %s: %d turns, %d checkpoints\n", reply.Session, reply.Turns, reply.Checkpoints)
+	return err
 }

@@ -105,6 +105,11 @@ func (e *Engine) Open(ctx context.Context) error {
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.wg.Add(1)
 	go e.prune()
+	if e.Store.IndexStatus().Building {
+		if _, err := e.StartReindex(ctx); err != nil {
+			e.Logger.Error("search index: cannot start building it; searches see part of the turns", "error", err)
+		}
+	}
 	return nil
 }
 

@@ -80,6 +80,11 @@ func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkp
 		Tail:        tail,
 		Files:       parent.Files,
 		Constraints: inject.InferConstraints(prompts),
+		SearchTool:  SearchTool,
 	}, inject.Budget{TailChars: e.Config.TailChars, MaxChars: e.Config.MaxContextChars})
 	return inject.Join(e.Config.MaxContextChars, block)
 }
+
+// SearchTool is the MCP tool the inherited block points a sub-agent to for the rest of its
+// parent's transcript.
+const SearchTool = "session_search"

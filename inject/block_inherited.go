@@ -30,6 +30,9 @@ type Inherited struct {
 	Tail        []kv.Turn  // the parent's transcript since that checkpoint, ascending Seq
 	Files       []string   // files the parent touched, most recent first; duplicates are dropped here too
 	Constraints []string   // active constraints, already extracted (see InferConstraints)
+	// SearchTool names the MCP tool that searches the parent's whole transcript (session_search);
+	// when set, the block names the parent's full session key and how to search it.
+	SearchTool string
 }
 
 // InheritedBlock renders the "## Inherited from Parent Session" block a sub-agent gets at start.
@@ -40,6 +43,7 @@ type Inherited struct {
 //	Parent session: <Title, else "<Harness> session <ID>">
 //	Project: <Project>                       (omitted when empty)
 //	Objective: <Objective>                   (omitted when empty)
+//	Parent session key: <ID> (more: call <SearchTool> with "session": "<ID>")   (only with SearchTool)
 //
 //	### Latest checkpoint
 //	<Digest>
@@ -98,6 +102,9 @@ func InheritedBlock(in Inherited, b Budget) string {
 	}
 	if objective != "" {
 		top.WriteString("\nObjective: " + objective)
+	}
+	if in.SearchTool != "" && p.ID != "" {
+		top.WriteString("\n" + SearchHint(in.SearchTool, p.ID))
 	}
 
 	blk := inheritedSections{
@@ -336,4 +343,10 @@ func flatten(s string) string {
 		}
 		return r
 	}, s))
+}
+
+// SearchHint is the inherited block's line that names the parent's full session key and how to
+// search the rest of its transcript with the MCP tool tool.
+func SearchHint(tool, parentID string) string {
+	return "Parent session key: " + parentID + ` (more than this block holds: call ` + tool + ` with "session": "` + parentID + `")`
 }

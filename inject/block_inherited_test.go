@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/heirloom-dev/heirloom/inject"
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current output")
@@ -92,4 +93,19 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return "end"
+}
+
+// TestInheritedBlock_SearchHint: with a search tool named, the block gives the parent's full
+// key and how to search it, right under the objective; without one, no such line.
+func TestInheritedBlock_SearchHint(t *testing.T) {
+	in := inject.Inherited{Parent: kv.Session{ID: "sess-1:agent-2", Harness: "claude-code", Objective: "ship it"}}
+	if got := inject.InheritedBlock(in, inject.Budget{}); strings.Contains(got, "session_search") || strings.Contains(got, "Parent session key") {
+		t.Errorf("no search tool, yet a hint:\n%s", got)
+	}
+	in.SearchTool = "session_search"
+	got := inject.InheritedBlock(in, inject.Budget{})
+	want := "Objective: ship it\nParent session key: sess-1:agent-2 (more than this block holds: call session_search with \"session\": \"sess-1:agent-2\")"
+	if !strings.Contains(got, want) {
+		t.Errorf("block:\n%s\nwant it to hold:\n%s", got, want)
+	}
 }

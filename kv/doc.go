@@ -20,6 +20,7 @@
 //	prefix  components (0 = NUL)                         value           order within prefix
 //	m       "schema"                                     JSON number     the schema version
 //	m       "probe"                                      JSON string     written by Store.Check
+//	m       "index"                                      JSON            the search index's analyzer version and state
 //	s       scope 0 id                                   JSON Session    —
 //	r       scope 0 ^updated id                          empty           newest UpdatedAt first
 //	c       scope 0 parentID 0 created id                empty           oldest CreatedAt first
@@ -36,6 +37,8 @@
 //	h       scope 0 sessionID 0 ^created ^id ff          empty           a session's checkpoints, newest first
 //	j       scope 0 projectNorm 0 ^created ^id ff        session id      a project's checkpoints, newest first
 //	e       scope 0 created id                           session id      a scope's checkpoints, oldest first
+//	x       scope 0 term 0 sessionID 0 seq               posting         a term's turns, by session, then Seq
+//	y       scope                                        figures         the scope's indexed turns, their length, the last stamp
 //
 // r is the recency index and c the children-by-parent index; each has exactly one entry per
 // session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,
@@ -51,8 +54,19 @@
 // batch and deleted with it (PutCheckpoint moves them when it replaces a checkpoint by ID): h
 // finds a session's latest checkpoints, j the latest of any session of a project since some
 // time (one seek: the range ends at that time), e the checkpoints old enough to prune. Their
-// ties on CreatedAt are broken by ID, newest-first indexes by ID descending. The byte x (search
-// postings) is reserved for a record type to come, which will be scope-first like the rest.
+// ties on CreatedAt are broken by ID, newest-first indexes by ID descending.
+//
+// # Search index
+//
+// With Store.Index set, every stored turn has one x entry per term its text (and tool name)
+// holds, written in the batch that stores, replaces or deletes the turn, so index and turns
+// agree after any crash. A posting's value is uvarints: the term's count in the turn, the turn's
+// length in terms, its role as one byte, its time (varint Unix seconds, 0 when unknown) and the
+// scope's stamp when it was indexed (y's counter: search keeps pages stable with it). y holds the
+// scope's figures for ranking: turns indexed, their lengths summed, the last stamp. m"index"
+// records the Indexer's version and whether the index is whole; Open marks a store whose index
+// is not whole under this version as due, and Reindex rebuilds it chunk by chunk (index_build.go)
+// while writes go on. A schema version is not needed for it: the rebuild is the migration.
 //
 // # Values
 //

@@ -43,6 +43,7 @@ type IndexStatus struct {
 	Enabled  bool // the store was opened with an Indexer
 	Version  int  // the Indexer's version
 	Building bool // a (re)index is due or running: searches see only part of the turns
+	Running  bool // a Reindex is running now
 	Done     uint64
 	Total    uint64
 }

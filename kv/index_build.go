@@ -73,24 +73,33 @@ func setIndexState(b *pebble.Batch, st indexState) error {
 	return b.Set(indexKey, v, nil)
 }
 
+// ErrReindexRunning is returned by Reindex while another Reindex runs.
+var ErrReindexRunning = errors.New("a reindex is already running")
+
 // IndexStatus reports the search index's state.
 func (s *Store) IndexStatus() IndexStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := IndexStatus{Enabled: s.Index != nil, Building: s.ixBuilding, Done: s.ixDone, Total: s.ixTotal}
+	st := IndexStatus{Enabled: s.Index != nil, Building: s.ixBuilding, Running: s.ixRunning, Done: s.ixDone, Total: s.ixTotal}
 	if s.Index != nil {
 		st.Version = s.Index.Version()
 	}
 	return st
 }
 
-// Reindex rebuilds the search index from every stored turn: it drops the postings, then indexes
-// the turns in key order, a chunk at a time, each chunk one synced batch, calling progress (when
-// non-nil) after each with the turns done and the total. Hooks go on meanwhile: a turn stored
-// before the rebuild reaches it is left for the rebuild, one after is indexed as usual. A search
-// during the rebuild sees the turns indexed so far. When ctx ends it stops and returns ctx's
-// error; the index stays due, and the next Open starts over. It needs an Indexer.
+// Reindex rebuilds the search index from every stored turn: BeginReindex, then ResumeReindex.
+// It needs an Indexer.
 func (s *Store) Reindex(ctx context.Context, progress func(done, total uint64)) error {
+	if err := s.BeginReindex(ctx); err != nil {
+		return err
+	}
+	return s.ResumeReindex(ctx, progress)
+}
+
+// BeginReindex starts a rebuild of the search index: it drops the postings, records the index
+// as building and counts the turns to do. ResumeReindex does the work. It returns
+// ErrReindexRunning while another rebuild runs.
+func (s *Store) BeginReindex(ctx context.Context) error {
 	if s.Index == nil {
 		return errors.New("reindex: the store has no indexer")
 	}
@@ -102,6 +111,26 @@ func (s *Store) Reindex(ctx context.Context, progress func(done, total uint64)) 
 	if err := s.startReindex(ctx, db); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
+	return nil
+}
+
+// ResumeReindex indexes the turns a rebuild begun by BeginReindex has not reached, in key
+// order, a chunk at a time, each chunk one synced batch, calling progress (when non-nil) after
+// each with the turns done and the total. Hooks go on meanwhile: a turn stored before the
+// rebuild reaches it is left for the rebuild, one after is indexed as usual. A search during the
+// rebuild sees the turns indexed so far. When ctx ends it stops and returns ctx's error; the
+// index stays due, and the next Open starts over.
+func (s *Store) ResumeReindex(ctx context.Context, progress func(done, total uint64)) error {
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	defer s.release()
+	defer func() {
+		s.mu.Lock()
+		s.ixRunning = false
+		s.mu.Unlock()
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("reindex: %w", err)
@@ -125,6 +154,9 @@ func (s *Store) Reindex(ctx context.Context, progress func(done, total uint64)) 
 func (s *Store) startReindex(ctx context.Context, db *pebble.DB) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ixRunning {
+		return ErrReindexRunning
+	}
 	var total uint64
 	err := scanRange(ctx, db, []byte{prefixSession}, []byte{prefixSession + 1}, func(k, v []byte) (bool, error) {
 		sess, err := decodeSession(v)
@@ -149,6 +181,7 @@ func (s *Store) startReindex(ctx context.Context, db *pebble.DB) error {
 		return err
 	}
 	s.ixBuilding, s.ixPos, s.ixDone, s.ixTotal = true, nil, 0, total
+	s.ixRunning = true
 	return nil
 }
 

@@ -69,6 +69,7 @@ type Store struct {
 	// Held under mu: a reindex is due or under way (ixBuilding), and the last turn key it has
 	// indexed (ixPos; nil before the first). Turns past ixPos are left for the reindex.
 	ixBuilding      bool
+	ixRunning       bool
 	ixPos           []byte
 	ixDone, ixTotal uint64
 	db              *pebble.DB // nil unless open

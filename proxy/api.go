@@ -12,7 +12,11 @@ import (
 // method gets a JSON 405 naming the allowed ones.
 func (s *Server) routeAPI(mux *http.ServeMux) {
 	s.routeGet(mux, "/api/sessions", s.listSessions)
-	s.routeGet(mux, "/api/sessions/{key}", s.getSession)
+	mux.Handle("GET /api/sessions/{key}", s.apiHandler(s.getSession))
+	mux.Handle("DELETE /api/sessions/{key}", s.apiHandler(s.deleteSession))
+	mux.HandleFunc("/api/sessions/{key}", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodGet, http.MethodHead, http.MethodDelete)
+	})
 	s.routeGet(mux, "/api/sessions/{key}/transcript", s.getTranscript)
 	s.routeGet(mux, "/api/sessions/{key}/lineage", s.getLineage)
 	s.routeGet(mux, "/api/runs", s.listRuns)
@@ -23,6 +27,16 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	})
 	mux.Handle("POST /api/sessions/{key}/checkpoints", s.apiHandler(s.postCheckpoint))
 	mux.HandleFunc("/api/sessions/{key}/checkpoints", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodPost)
+	})
+	// Search shares its path with GET and DELETE /api/sessions/{key}: its own 405 for GET.
+	mux.Handle("POST /api/sessions/search", s.apiHandler(s.postSearch))
+	mux.HandleFunc("GET /api/sessions/search", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodPost)
+	})
+	s.routeGet(mux, "/api/index", s.getIndex)
+	mux.Handle("POST /api/index/rebuild", s.apiHandler(s.postReindex))
+	mux.HandleFunc("/api/index/rebuild", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)
 	})
 	mux.Handle("POST /api/spawn-check", s.apiHandler(s.postSpawnCheck))

@@ -58,7 +58,12 @@ func (c *Client) Post(ctx context.Context, path string, query url.Values, body [
 	return c.send(ctx, http.MethodPost, path, query, body, v)
 }
 
-// send does the work of Get and Post.
+// Delete sends DELETE URL+path with query and handles the reply as Get does.
+func (c *Client) Delete(ctx context.Context, path string, query url.Values, v any) ([]byte, error) {
+	return c.send(ctx, http.MethodDelete, path, query, nil, v)
+}
+
+// send does the work of Get, Post and Delete.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, reqBody []byte, v any) ([]byte, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {

@@ -3,12 +3,15 @@ package proxy
 import (
 	"time"
 
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // The read API's reply shapes. They are spelled out here, field by field, so that a change to a
 // stored record never changes the API by accident. Every field is always present (empty strings,
-// zeros, empty lists) except the optional times noted, which are absent when unknown.
+// zeros, empty lists) except the optional times noted, which are absent when unknown. Texts a
+// user or agent wrote (turns, objectives, titles, run prompts and results) leave redacted, as in
+// the blocks (inject.Redact).
 
 // APISession is a session as the API shows it.
 type APISession struct {
@@ -119,7 +122,7 @@ func apiSession(s kv.Session) APISession {
 	return APISession{
 		Scope: s.Scope, ID: s.ID, Harness: s.Harness, NativeID: s.NativeID,
 		ParentID: s.ParentID, ParentInferred: s.ParentInferred, Depth: s.Depth,
-		Project: s.Project, ProjectNorm: s.ProjectNorm, Title: s.Title, Objective: s.Objective,
+		Project: s.Project, ProjectNorm: s.ProjectNorm, Title: inject.Redact(s.Title), Objective: inject.Redact(s.Objective),
 		AgentType: s.AgentType, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		TurnCount: s.TurnCount, Files: nonNil(s.Files),
 		Transcript:  APITranscriptPos{Path: s.Transcript.Path, Offset: s.Transcript.Offset},
@@ -136,14 +139,14 @@ func apiSessions(list []kv.Session) []APISession {
 }
 
 func apiTurn(t kv.Turn) APITurn {
-	return APITurn{Seq: t.Seq, SourceID: t.SourceID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: nonNil(t.Files), At: t.At}
+	return APITurn{Seq: t.Seq, SourceID: t.SourceID, Role: t.Role, Text: inject.Redact(t.Text), Tool: t.Tool, Files: nonNil(t.Files), At: t.At}
 }
 
 func apiRun(r kv.Run) APIRun {
 	return APIRun{
 		Scope: r.Scope, ID: r.ID, Harness: r.Harness, RootID: r.RootID, ParentID: r.ParentID,
-		ChildID: r.ChildID, Provisional: r.Provisional, Description: r.Description,
-		Prompt: r.Prompt, Type: r.Type, Status: r.Status, Result: r.Result, Tokens: r.Tokens,
+		ChildID: r.ChildID, Provisional: r.Provisional, Description: inject.Redact(r.Description),
+		Prompt: inject.Redact(r.Prompt), Type: r.Type, Status: r.Status, Result: inject.Redact(r.Result), Tokens: r.Tokens,
 		DurationMs: r.DurationMs, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 	}
 }

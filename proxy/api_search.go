@@ -1,9 +1,17 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // SearchRequest is the body of POST /api/sessions/search. Only Query is required.
@@ -40,7 +48,121 @@ type SearchReply struct {
 	Cursor string      `json:"cursor"`
 }
 
-// searchSessions runs one search. Errors are the API's: a bad query or filter is a 400.
+// maxSearchBody bounds a search request's body.
+const maxSearchBody = 64 << 10
+
+// postSearch serves POST /api/sessions/search.
+func (s *Server) postSearch(r *http.Request) (any, error) {
+	if _, err := parseParams(r); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, min(s.MaxBodyBytes, maxSearchBody)))
+	if err != nil {
+		return nil, err
+	}
+	var req SearchRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return nil, Errorf(ECodeBadJSON, "body: "+err.Error())
+	}
+	return s.searchSessions(r.Context(), req)
+}
+
+// searchSessions runs one search. Errors are the API's: a bad query or filter is a 400, an
+// unknown family session a 404.
 func (s *Server) searchSessions(ctx context.Context, req SearchRequest) (SearchReply, error) {
-	return SearchReply{}, errors.New("search: not built yet")
+	if strings.TrimSpace(req.Query) == "" {
+		return SearchReply{}, Errorf(ECodeInvalid, "query required")
+	}
+	if req.Limit < 0 || req.Limit > maxSearchLimit {
+		return SearchReply{}, Errorf(ECodeInvalid, fmt.Sprintf("limit %d: want 1 to %d", req.Limit, maxSearchLimit))
+	}
+	res, err := s.Engine.Search(ctx, engine.SearchQuery{
+		Scope: req.Scope, Query: req.Query, Session: req.Session, Harness: req.Harness,
+		Project: req.Project, Role: req.Role, Since: req.Since, Until: req.Until,
+		Limit: req.Limit, Cursor: req.Cursor,
+	})
+	if err != nil {
+		return SearchReply{}, notFound(err, "session "+req.Session)
+	}
+	reply := SearchReply{Hits: make([]SearchHit, 0, len(res.Hits)), Cursor: res.Cursor}
+	for _, h := range res.Hits {
+		reply.Hits = append(reply.Hits, SearchHit{
+			Session: h.Session.ID, Harness: h.Session.Harness, Project: h.Session.Project,
+			Title: h.Session.Title, Turn: h.Turn, Role: h.Role, Time: h.At, Snippet: h.Snippet, Score: h.Score,
+		})
+	}
+	return reply, nil
+}
+
+// maxSearchLimit is the most hits one page may ask for.
+const maxSearchLimit = 200
+
+// DeleteReply is the reply of DELETE /api/sessions/{key}: what was removed.
+type DeleteReply struct {
+	Session     string `json:"session"`
+	Turns       uint64 `json:"turns"`
+	Checkpoints int    `json:"checkpoints"`
+}
+
+// deleteSession serves DELETE /api/sessions/{key}: the session, its turns, their postings and
+// its checkpoints are removed (kv.Store.DeleteSession); 404 when it is not stored.
+func (s *Server) deleteSession(r *http.Request) (any, error) {
+	key, err := pathKey(r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parseParams(r, "scope")
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.store().DeleteSession(r.Context(), p.scope(s.scope()), key)
+	if err != nil {
+		return nil, notFound(err, "session "+key)
+	}
+	s.Logger.Info("session deleted", "session", key, "turns", d.Turns, "checkpoints", d.Checkpoints)
+	return DeleteReply{Session: key, Turns: d.Turns, Checkpoints: d.Checkpoints}, nil
+}
+
+// IndexReply is the search index's state, as GET /api/index and POST /api/index/rebuild show it.
+type IndexReply struct {
+	Enabled  bool   `json:"enabled"`
+	Version  int    `json:"version"`
+	Building bool   `json:"building"` // searches see only the turns indexed so far
+	Running  bool   `json:"running"`  // a rebuild runs now
+	Done     uint64 `json:"done"`     // turns indexed by the rebuild so far
+	Total    uint64 `json:"total"`    // turns it has to index
+	// Started is set by POST /api/index/rebuild when it started a rebuild (false: one runs).
+	Started bool `json:"started,omitempty"`
+}
+
+func indexReply(st kv.IndexStatus) IndexReply {
+	return IndexReply{Enabled: st.Enabled, Version: st.Version, Building: st.Building, Running: st.Running, Done: st.Done, Total: st.Total}
+}
+
+// getIndex serves GET /api/index.
+func (s *Server) getIndex(r *http.Request) (any, error) {
+	if _, err := parseParams(r); err != nil {
+		return nil, err
+	}
+	return indexReply(s.store().IndexStatus()), nil
+}
+
+// postReindex serves POST /api/index/rebuild: it starts rebuilding the index in the background
+// (unless a rebuild runs) and replies with its state; poll GET /api/index for progress.
+func (s *Server) postReindex(r *http.Request) (any, error) {
+	if _, err := parseParams(r); err != nil {
+		return nil, err
+	}
+	if s.store().Index == nil {
+		return nil, Errorf(ECodeUnavailable, "the sidecar runs without a search index")
+	}
+	started, err := s.Engine.StartReindex(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	reply := indexReply(s.store().IndexStatus())
+	reply.Started = started
+	return reply, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
@@ -51,9 +52,12 @@ var codeStatus = map[string]int{
 func classify(err error) (code, message string) {
 	var appErr *Error
 	var tooBig *http.MaxBytesError
+	var invalid *engine.InvalidError
 	switch {
 	case errors.As(err, &appErr):
 		return appErr.Code, appErr.Message
+	case errors.As(err, &invalid):
+		return ECodeInvalid, invalid.Message
 	case errors.As(err, &tooBig):
 		return ECodeTooLarge, "request body over the limit"
 	case errors.Is(err, adapters.ErrMalformed):

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -26,5 +27,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, Errorf(ECodeUnavailable, "store not writable"))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	reply := map[string]any{"status": "ready"}
+	if st := s.store().IndexStatus(); st.Building {
+		reply["search_index"] = fmt.Sprintf("building: %d of %d turns indexed; searches see those", st.Done, st.Total)
+	}
+	writeJSON(w, http.StatusOK, reply)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
+	"github.com/heirloom-dev/heirloom/search"
 )
 
 // MustOpenServer opens a Server on 127.0.0.1:0 with an engine over a real store in a temp dir;
@@ -40,6 +41,7 @@ func claudeOnly(tb testing.TB) *adapters.Registry {
 func openServer(tb testing.TB, dir string, configure func(*proxy.Server)) (s *proxy.Server, close func()) {
 	tb.Helper()
 	store := kv.NewStore(dir)
+	store.Index = search.Analyzer{}
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,406 @@
+package search
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Ranking constants of BM25.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// Page sizes.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 200
+)
+
+// Options are a search's filters and paging.
+type Options struct {
+	Limit        int    // hits per page; ≤ 0 means DefaultLimit; at most MaxLimit
+	Cursor       string // from the previous Page; "" for the first
+	Role         string // "" = any
+	Since, Until time.Time
+	// Allow decides session-level filters (family, harness, project); nil allows all. It is
+	// called at most once per session per Run.
+	Allow func(session string) (bool, error)
+	// Clean is applied to a snippet's text before it is cut and marked (redaction); nil keeps it.
+	Clean func(string) string
+	// Bind is what the caller's Allow depends on (its filters, as text): a cursor is only taken
+	// back with the same query, filters and Bind.
+	Bind string
+}
+
+// Page is one page of hits, best first; Cursor is "" on the last page.
+type Page struct {
+	Hits   []Hit
+	Cursor string
+}
+
+// Hit is one matching turn.
+type Hit struct {
+	Doc     Doc
+	Score   float64
+	Role    string
+	At      time.Time
+	Snippet string
+}
+
+// CursorError is a cursor Run cannot take back: malformed, or from another query.
+type CursorError struct{ Reason string }
+
+func (e *CursorError) Error() string { return "cursor: " + e.Reason }
+
+// cursor is what a page's Cursor holds: the first page's collection figures, the query it
+// belongs to, and the last hit handed out.
+type cursor struct {
+	V       int     `json:"v"`
+	Hash    uint64  `json:"h"`
+	Docs    uint64  `json:"n"`
+	Terms   uint64  `json:"t"`
+	Stamp   uint64  `json:"s"`
+	Score   float64 `json:"sc"`
+	Session string  `json:"ss"`
+	Seq     uint64  `json:"sq"`
+}
+
+const cursorVersion = 1
+
+// candidate is a document some clause matched, with what ranking and filtering need.
+type candidate struct {
+	score float64
+	role  string
+	at    time.Time
+	len   int
+}
+
+// Run evaluates q over src. Each term's postings are read once; documents indexed after the
+// first page's snapshot (by Stamp) are ignored on later pages, and scores use the first page's
+// collection figures, so pages stay stable while writes go on.
+func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	hash := queryHash(q, o)
+	var cur *cursor
+	if o.Cursor != "" {
+		c, err := decodeCursor(o.Cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		if c.Hash != hash {
+			return Page{}, &CursorError{Reason: "it belongs to another query or other filters"}
+		}
+		cur = &c
+	}
+	st, err := src.Stats(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	if cur != nil {
+		st = Stats{Docs: cur.Docs, Terms: cur.Terms, Stamp: cur.Stamp}
+	}
+	r := runner{src: src, st: st, o: o, allowed: map[string]bool{}}
+	if st.Docs > 0 {
+		r.avgLen = float64(st.Terms) / float64(st.Docs)
+	}
+
+	var matched map[Doc]*candidate
+	var excluded []map[Doc]*candidate
+	for _, c := range q.clauses {
+		docs, err := r.clause(ctx, c)
+		if err != nil {
+			return Page{}, err
+		}
+		switch {
+		case c.not:
+			excluded = append(excluded, docs)
+		case matched == nil:
+			matched = docs
+		default:
+			matched = intersect(matched, docs)
+		}
+	}
+	type ranked struct {
+		doc Doc
+		*candidate
+	}
+	var list []ranked
+	for d, c := range matched {
+		if slices.ContainsFunc(excluded, func(x map[Doc]*candidate) bool { return x[d] != nil }) {
+			continue
+		}
+		ok, err := r.allow(d.Session)
+		if err != nil {
+			return Page{}, err
+		}
+		if ok {
+			list = append(list, ranked{d, c})
+		}
+	}
+	slices.SortFunc(list, func(x, y ranked) int {
+		return compareHits(x.score, x.doc, y.score, y.doc)
+	})
+	if cur != nil {
+		after := Doc{Session: cur.Session, Seq: cur.Seq}
+		i, _ := slices.BinarySearchFunc(list, 0, func(x ranked, _ int) int {
+			if compareHits(x.score, x.doc, cur.Score, after) <= 0 {
+				return -1
+			}
+			return 1
+		})
+		list = list[i:]
+	}
+	var page Page
+	more := len(list) > limit
+	list = list[:min(len(list), limit)]
+	terms := q.highlights()
+	for _, h := range list {
+		text, err := src.Text(ctx, h.doc)
+		if err != nil {
+			return Page{}, err
+		}
+		page.Hits = append(page.Hits, Hit{Doc: h.doc, Score: h.score, Role: h.role, At: h.at, Snippet: snippet(text, terms, o.Clean)})
+	}
+	if more {
+		last := list[len(list)-1]
+		page.Cursor = encodeCursor(cursor{V: cursorVersion, Hash: hash, Docs: st.Docs, Terms: st.Terms, Stamp: st.Stamp, Score: last.score, Session: last.doc.Session, Seq: last.doc.Seq})
+	}
+	return page, nil
+}
+
+// compareHits orders by score, best first, then by session and Seq.
+func compareHits(sx float64, dx Doc, sy float64, dy Doc) int {
+	switch {
+	case sx > sy:
+		return -1
+	case sx < sy:
+		return 1
+	}
+	if c := strings.Compare(dx.Session, dy.Session); c != 0 {
+		return c
+	}
+	switch {
+	case dx.Seq < dy.Seq:
+		return -1
+	case dx.Seq > dy.Seq:
+		return 1
+	}
+	return 0
+}
+
+// runner evaluates one query's clauses.
+type runner struct {
+	src     Source
+	st      Stats
+	avgLen  float64
+	o       Options
+	allowed map[string]bool
+}
+
+func (r *runner) allow(session string) (bool, error) {
+	if r.o.Allow == nil {
+		return true, nil
+	}
+	ok, seen := r.allowed[session]
+	if seen {
+		return ok, nil
+	}
+	ok, err := r.o.Allow(session)
+	if err != nil {
+		return false, err
+	}
+	r.allowed[session] = ok
+	return ok, nil
+}
+
+// passes applies the posting-level filters: the snapshot's stamp, role and time.
+func (r *runner) passes(p Posting) bool {
+	if p.Stamp > r.st.Stamp {
+		return false
+	}
+	if r.o.Role != "" && p.Role != r.o.Role {
+		return false
+	}
+	if r.o.Since.IsZero() && r.o.Until.IsZero() {
+		return true
+	}
+	if p.At.IsZero() {
+		return false
+	}
+	return (r.o.Since.IsZero() || !p.At.Before(r.o.Since)) && (r.o.Until.IsZero() || p.At.Before(r.o.Until))
+}
+
+// clause returns the documents any alternative of c matches, scored (for a negated clause, the
+// documents to leave out).
+func (r *runner) clause(ctx context.Context, c clause) (map[Doc]*candidate, error) {
+	var out map[Doc]*candidate
+	for _, a := range c.alts {
+		docs, err := r.atom(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = docs
+			continue
+		}
+		for d, x := range docs {
+			if have := out[d]; have != nil {
+				have.score += x.score
+			} else {
+				out[d] = x
+			}
+		}
+	}
+	return out, nil
+}
+
+// atom returns the documents a matches with its BM25 score.
+func (r *runner) atom(ctx context.Context, a atom) (map[Doc]*candidate, error) {
+	if a.phrase == nil {
+		return r.term(ctx, a.term, a.prefix)
+	}
+	var docs map[Doc]*candidate
+	for _, t := range a.phrase {
+		got, err := r.term(ctx, t, false)
+		if err != nil {
+			return nil, err
+		}
+		if docs == nil {
+			docs = got
+		} else {
+			docs = intersect(docs, got)
+		}
+	}
+	for d := range docs {
+		text, err := r.src.Text(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		if !hasPhrase(text, a.phrase) {
+			delete(docs, d)
+		}
+	}
+	return docs, nil
+}
+
+// term reads one term's postings (every term starting with it, for a prefix: each counts as a
+// term of its own, with its own document frequency) and scores the documents.
+func (r *runner) term(ctx context.Context, term string, prefix bool) (map[Doc]*candidate, error) {
+	type hit struct {
+		doc Doc
+		tf  int
+	}
+	byTerm := map[string][]hit{}
+	docs := map[Doc]*candidate{}
+	err := r.src.Postings(ctx, term, prefix, func(p Posting) error {
+		if p.Stamp > r.st.Stamp {
+			return nil
+		}
+		byTerm[p.Term] = append(byTerm[p.Term], hit{p.Doc, p.TF}) // df counts every posting of the snapshot
+		if !r.passes(p) {
+			return nil
+		}
+		if docs[p.Doc] == nil {
+			docs[p.Doc] = &candidate{role: p.Role, at: p.At, len: p.Len}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, hits := range byTerm {
+		idf := r.idf(len(hits))
+		for _, h := range hits {
+			if c := docs[h.doc]; c != nil {
+				c.score += idf * bm25TF(h.tf, c.len, r.avgLen)
+			}
+		}
+	}
+	return docs, nil
+}
+
+// idf is BM25's inverse document frequency of a term in df documents.
+func (r *runner) idf(df int) float64 {
+	n := float64(max(r.st.Docs, uint64(df)))
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// bm25TF is BM25's saturated term frequency for a document of length dl.
+func bm25TF(tf, dl int, avg float64) float64 {
+	norm := 1.0
+	if avg > 0 {
+		norm = 1 - b + b*float64(dl)/avg
+	}
+	f := float64(tf)
+	return f * (k1 + 1) / (f + k1*norm)
+}
+
+// intersect keeps the documents of x that y has, adding y's scores.
+func intersect(x, y map[Doc]*candidate) map[Doc]*candidate {
+	if len(y) < len(x) {
+		x, y = y, x
+	}
+	for d, c := range x {
+		if other := y[d]; other != nil {
+			c.score += other.score
+		} else {
+			delete(x, d)
+		}
+	}
+	return x
+}
+
+// hasPhrase reports whether text's base tokens hold phrase's tokens next to each other.
+func hasPhrase(text string, phrase []string) bool {
+	found := false
+	var seq []string
+	Analyzer{}.Tokens(text, func(t string) {
+		if found {
+			return
+		}
+		seq = append(seq, t)
+		if len(seq) > len(phrase) {
+			seq = seq[1:]
+		}
+		if len(seq) == len(phrase) && slices.Equal(seq, phrase) {
+			found = true
+		}
+	})
+	return found
+}
+
+// queryHash binds a cursor to its query and filters.
+func queryHash(q Query, o Options) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", q, o.Role, o.Since.UnixNano(), o.Until.UnixNano(), o.Bind)
+	return h.Sum64()
+}
+
+func encodeCursor(c cursor) string {
+	raw, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, &CursorError{Reason: "not one this server gave"}
+	}
+	var c cursor
+	if err := json.Unmarshal(raw, &c); err != nil || c.V != cursorVersion {
+		return cursor{}, &CursorError{Reason: "not one this server gave"}
+	}
+	return c, nil
+}
