@@ -34,6 +34,11 @@ type Statements struct {
 	Decisions   []string // decisions made
 	Constraints []string // constraints that must keep holding
 	Objective   string   // replaces the session's objective when not blank
+	// Summary and NextSteps are the agent's account of where the session stands and what it
+	// does next; they go into this checkpoint and carry forward into later ones until the agent
+	// writes new ones.
+	Summary   string
+	NextSteps []string
 }
 
 // Checkpoint keeps st on session key of scope (its objective replaced when one is given) and
@@ -56,7 +61,7 @@ func (e *Engine) Checkpoint(ctx context.Context, scope, key, trigger string, st 
 	if err != nil {
 		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", key, err)
 	}
-	return e.checkpoint(ctx, scope, key, trigger, checkpointInput{})
+	return e.checkpoint(ctx, scope, key, trigger, checkpointInput{summary: st.Summary, nextSteps: st.NextSteps})
 }
 
 // checkpointInput is what a caller of checkpoint already holds, or adds.
@@ -65,6 +70,9 @@ type checkpointInput struct {
 	recent []kv.Turn // the latest turns, when the stored ones lag behind the transcript; nil: read them
 	runs   []kv.Run  // the runs the session spawned, when listed holds them
 	listed bool      // runs was read by the caller (nil then means none); false: read them
+
+	summary   string   // the agent's summary (Statements.Summary); "" carries the previous one
+	nextSteps []string // the agent's next steps, with summary
 }
 
 // checkpoint builds the digest of session sessionID in scope from its stored session, its
@@ -102,6 +110,8 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		Runs:        runs,
 		Decisions:   append(append([]string(nil), sess.Decisions...), in.extra...),
 		Constraints: sess.Constraints,
+		Summary:     in.summary,
+		NextSteps:   in.nextSteps,
 		Previous:    prev,
 	})
 	// A sub-agent's checkpoint is kept out of its project's index: a new session recovers the

@@ -20,15 +20,18 @@ const DefaultDigestChars = digestChars
 // agent-written checkpoint) renders within them too. With every cap full a digest renders to
 // about 21,000 units; RenderDigest cuts it to its budget.
 const (
-	digestPrompts  = 5   // latest user prompts kept
-	promptChars    = 300 // each prompt (cut in the middle, see fitMiddle)
-	maxDecisions   = 12  // decisions kept, the most recently stated
-	replyChars     = 500 // the last assistant message excerpt (Head-cut)
-	maxRuns        = 8   // open runs kept, and finished runs kept: the most recent of each
-	runTitleChars  = 120 // a run's description (Head-cut)
-	runStatusChars = 40  // a run's status word (Head-cut)
-	runResultChars = 200 // a finished run's condensed result (Head-cut)
-	resultMinChars = 60  // a condensed result takes sentences until it is at least this long
+	digestPrompts  = 5    // latest user prompts kept
+	promptChars    = 300  // each prompt (cut in the middle, see fitMiddle)
+	maxDecisions   = 12   // decisions kept, the most recently stated
+	replyChars     = 500  // the last assistant message excerpt (Head-cut)
+	maxRuns        = 8    // open runs kept, and finished runs kept: the most recent of each
+	runTitleChars  = 120  // a run's description (Head-cut)
+	runStatusChars = 40   // a run's status word (Head-cut)
+	runResultChars = 200  // a finished run's condensed result (Head-cut)
+	resultMinChars = 60   // a condensed result takes sentences until it is at least this long
+	summaryChars   = 1000 // the agent's own summary (Head-cut)
+	maxNextSteps   = 8    // next steps kept, the first ones the agent wrote
+	nextStepChars  = 200  // each next step (Head-cut)
 )
 
 // DigestInput is what a checkpoint digest is built from: records read from the store.
@@ -39,6 +42,10 @@ type DigestInput struct {
 	Runs        []kv.Run   // sub-agent runs the session spawned, any order
 	Decisions   []string   // stated explicitly (API/MCP), oldest first
 	Constraints []string   // stated explicitly (API/MCP), oldest first
+	// Summary and NextSteps are the agent's own account of where the session stands and what
+	// comes next (session_digest). Empty both: Previous's carry forward, as one unit.
+	Summary   string
+	NextSteps []string
 
 	// Previous is the digest of the session's latest checkpoint before this one; zero when there
 	// is none. Its decisions, constraints, prompts, files, last reply and objective carry forward,
@@ -98,6 +105,7 @@ func BuildDigest(in DigestInput) kv.Digest {
 	}
 
 	d := kv.Digest{Objective: objective}
+	d.Summary, d.NextSteps = buildSummary(in.Summary, in.NextSteps, prev)
 	d.Prompts = buildPrompts(prev.Prompts, userTexts, objective)
 	d.Decisions = buildDecisions(prev.Decisions, in.Decisions)
 	d.Constraints = buildConstraints(prev.Constraints, in.Constraints, objectiveRaw, userTexts)
@@ -113,6 +121,24 @@ func BuildDigest(in DigestInput) kv.Digest {
 	}
 	d.OpenRuns, d.FinishedRuns = buildRuns(in.Runs)
 	return d
+}
+
+// buildSummary returns the agent's summary and next steps, cut to their caps: summary and steps
+// when either is given, else prev's.
+func buildSummary(summary string, steps []string, prev kv.Digest) (string, []string) {
+	if strings.TrimSpace(summary) == "" && len(steps) == 0 {
+		summary, steps = prev.Summary, prev.NextSteps
+	}
+	var out []string
+	for _, st := range steps {
+		if len(out) == maxNextSteps {
+			break
+		}
+		if text := oneLine(st, nextStepChars); text != "" {
+			out = append(out, text)
+		}
+	}
+	return oneLine(summary, summaryChars), out
 }
 
 // buildPrompts returns the latest digestPrompts distinct prompts: prev, then texts, oldest

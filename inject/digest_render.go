@@ -12,11 +12,14 @@ import (
 // omitted when empty; the format, with no trailing newline:
 //
 //	Objective: <objective>
+//	Summary: <the agent's own summary>
 //	Constraints:
 //	- <explicit constraint>
 //	- <inferred constraint> (inferred)
 //	Decisions:
 //	- <decision>
+//	Next steps:
+//	- <next step, as the agent listed them>
 //	Recent prompts:
 //	- <prompt, oldest first>
 //	Sub-agents finished:
@@ -28,15 +31,16 @@ import (
 //	Last reply: <excerpt>
 //
 // Every piece is redacted, put on one line and cut to the caps BuildDigest documents (so are
-// the counts: the latest 5 prompts, 12 decisions, 12 constraints, 20 files, 8 runs of each
-// kind); a run with no description reads "sub-agent", one with no status "finished" or
+// the counts: the latest 5 prompts, 12 decisions, 12 constraints, 8 next steps, 20 files, 8
+// runs of each kind); a run with no description reads "sub-agent", one with no status "finished" or
 // "running".
 //
 // The sections are written from most to least valuable, so a caller's Head-cut of the text
 // loses the least valuable first. When the text is over maxChars, it shrinks item by item in
 // this order until it fits: the last reply (Head-cut, then dropped when under 32 units of room
 // are left), then files (the oldest first), sub-agents running, sub-agents finished (each the
-// oldest first), prompts (the oldest first), decisions (the oldest first), constraints (the
+// oldest first), prompts (the oldest first), next steps (the last first), the summary (Head-cut,
+// then dropped), decisions (the oldest first), constraints (the
 // inferred ones first, each group the oldest first), and last the objective, which is Head-cut
 // to the room left. A section whose items are all gone is omitted, heading included.
 func RenderDigest(d kv.Digest, maxChars int) string {
@@ -63,8 +67,10 @@ type digestItem struct {
 // The sections of a rendered digest, in the order they are written.
 const (
 	secObjective = iota
+	secSummary
 	secConstraints
 	secDecisions
+	secNextSteps
 	secPrompts
 	secFinished
 	secRunning
@@ -74,7 +80,7 @@ const (
 )
 
 // shrinkOrder is the order sections shrink in: the least valuable first.
-var shrinkOrder = [numSections]int{secReply, secFiles, secRunning, secFinished, secPrompts, secDecisions, secConstraints, secObjective}
+var shrinkOrder = [numSections]int{secReply, secFiles, secRunning, secFinished, secPrompts, secNextSteps, secSummary, secDecisions, secConstraints, secObjective}
 
 // digestSections is a digest in renderable parts.
 type digestSections [numSections]digestSection
@@ -84,6 +90,15 @@ func renderSections(d kv.Digest) digestSections {
 	var s digestSections
 	s[secObjective] = inlineSection("Objective: ", oneLine(d.Objective, objectiveChars))
 	s[secReply] = inlineSection("Last reply: ", oneLine(d.LastAssistant, replyChars))
+	s[secSummary] = inlineSection("Summary: ", oneLine(d.Summary, summaryChars))
+
+	s[secNextSteps].title = "Next steps:"
+	for i, st := range d.NextSteps {
+		if text := oneLine(st, nextStepChars); text != "" {
+			s[secNextSteps].items = append(s[secNextSteps].items, digestItem{"- " + text, -i}) // the last go first
+		}
+	}
+	s[secNextSteps].capItems(maxNextSteps)
 
 	s[secConstraints].title = "Constraints:"
 	for i, c := range d.Constraints {

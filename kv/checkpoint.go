@@ -46,6 +46,8 @@ type Checkpoint struct {
 // kv). Nil and empty slices are stored alike and read back as nil.
 type Digest struct {
 	Objective     string      // what the session is for
+	Summary       string      // where the session stands, in the agent's own words (session_digest); "" when it wrote none
+	NextSteps     []string    // what the agent means to do next, as it wrote them with its summary
 	Prompts       []string    // the latest user prompts, oldest first
 	Decisions     []Statement // decisions stated so far
 	Constraints   []Statement // constraints stated so far

@@ -198,6 +198,8 @@ type checkpointValue struct {
 
 type digestValue struct {
 	Objective     string           `json:"objective,omitempty"`
+	Summary       string           `json:"summary,omitempty"`
+	NextSteps     []string         `json:"next_steps,omitempty"`
 	Prompts       []string         `json:"prompts,omitempty"`
 	Decisions     []statementValue `json:"decisions,omitempty"`
 	Constraints   []statementValue `json:"constraints,omitempty"`
@@ -227,7 +229,7 @@ func encodeCheckpoint(c *Checkpoint) ([]byte, error) {
 		Project: c.Project, ProjectNorm: c.ProjectNorm, Trigger: c.Trigger,
 		Epoch: c.Epoch, Prompts: c.Prompts, TurnSeq: c.TurnSeq,
 		Digest: digestValue{
-			Objective: d.Objective, Prompts: nilIfEmpty(d.Prompts),
+			Objective: d.Objective, Summary: d.Summary, NextSteps: nilIfEmpty(d.NextSteps), Prompts: nilIfEmpty(d.Prompts),
 			Decisions:     convertAll(d.Decisions, func(s Statement) statementValue { return statementValue(s) }),
 			Constraints:   convertAll(d.Constraints, func(s Statement) statementValue { return statementValue(s) }),
 			Files:         nilIfEmpty(d.Files),
@@ -254,7 +256,7 @@ func decodeCheckpoint(b []byte) (Checkpoint, error) {
 		Project: v.Project, ProjectNorm: v.ProjectNorm, Trigger: v.Trigger,
 		Epoch: v.Epoch, Prompts: v.Prompts, TurnSeq: v.TurnSeq,
 		Digest: Digest{
-			Objective: d.Objective, Prompts: nilIfEmpty(d.Prompts),
+			Objective: d.Objective, Summary: d.Summary, NextSteps: nilIfEmpty(d.NextSteps), Prompts: nilIfEmpty(d.Prompts),
 			Decisions:     convertAll(d.Decisions, func(s statementValue) Statement { return Statement(s) }),
 			Constraints:   convertAll(d.Constraints, func(s statementValue) Statement { return Statement(s) }),
 			Files:         nilIfEmpty(d.Files),

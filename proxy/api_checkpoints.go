@@ -19,6 +19,8 @@ type CheckpointRequest struct {
 	Decisions   []string `json:"decisions,omitempty"`   // decisions the agent or user made
 	Constraints []string `json:"constraints,omitempty"` // constraints that must keep holding
 	Objective   string   `json:"objective,omitempty"`   // sets the session's objective
+	Summary     string   `json:"summary,omitempty"`     // where the session stands, in the agent's words
+	NextSteps   []string `json:"next_steps,omitempty"`  // what the agent does next
 }
 
 // APICheckpoint is a checkpoint as the API shows it; Digest is rendered as text.
@@ -79,6 +81,7 @@ func (s *Server) postCheckpoint(r *http.Request) (any, error) {
 	}
 	c, err := s.Engine.Checkpoint(r.Context(), p.scope(s.scope()), key, trigger, engine.Statements{
 		Decisions: req.Decisions, Constraints: req.Constraints, Objective: req.Objective,
+		Summary: req.Summary, NextSteps: req.NextSteps,
 	})
 	if err != nil {
 		return nil, notFound(err, "session "+key)
