@@ -67,6 +67,8 @@ var outsideHome = map[string][]string{
 	"github.com/gorilla/websocket":     {"adapters/openclaw", "adapters/openclaw/gatewaytest"},
 	// Prometheus: the registry is made in main and passed down; proxy registers and serves it.
 	"github.com/prometheus/client_golang": {"", "proxy"},
+	// MCP: the tools live beside the API they call, served at /mcp and by `heirloom mcp`.
+	"github.com/modelcontextprotocol/go-sdk": {"proxy"},
 }
 
 // TestImportRules fails on a forbidden import edge between packages, or an outside library
@@ -117,6 +119,7 @@ var hookForbidden = []string{
 	"github.com/hashicorp/go-hclog",
 	"github.com/gorilla/websocket",
 	"github.com/r3labs/sse",
+	"github.com/modelcontextprotocol/",
 	module + "/kv",
 	module + "/engine",
 	module + "/proxy",

@@ -27,6 +27,7 @@ Usage:
   heirloom search QUERY [flags]       full-text search over every transcript (--session KEY, --json)
   heirloom reindex                    rebuild the search index now, with a progress bar
   heirloom checkpoint KEY [flags]     take a checkpoint of session KEY now and print it
+  heirloom mcp                        heirloom's MCP tools over stdio, through the running sidecar (or use its /mcp)
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --hooks http, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
   heirloom install openclaw           add heirloom's plugin to OpenClaw's config (--url URL, --dry-run)
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&ReindexCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "checkpoint":
 		return exitCode(stderr, (&CheckpointCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "mcp":
+		return exitCode(stderr, (&MCPCommand{Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "config":
 		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "install":

@@ -70,10 +70,10 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 	now := nowOr(c.Now)
 	req := proxy.SearchRequest{Query: query, Scope: *scope, Session: *session, Harness: *harness, Project: *project, Role: *role, Limit: *limit, Cursor: *cursor}
 	var err error
-	if req.Since, err = parseWhen(*since, now); err != nil {
+	if req.Since, err = proxy.ParseWhen(*since, now); err != nil {
 		return fmt.Errorf("--since: %w", err)
 	}
-	if req.Until, err = parseWhen(*until, now); err != nil {
+	if req.Until, err = proxy.ParseWhen(*until, now); err != nil {
 		return fmt.Errorf("--until: %w", err)
 	}
 	body, err := json.Marshal(req)
@@ -117,21 +117,4 @@ func printHits(out io.Writer, reply proxy.SearchReply, now time.Time) error {
 		fmt.Fprintf(out, "\nmore: add --cursor %s\n", reply.Cursor)
 	}
 	return nil
-}
-
-// parseWhen reads a --since/--until value: empty (none), a duration back from now, a date, or
-// an RFC 3339 time.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q: want a duration (24h), a date (2026-11-20) or an RFC 3339 time", s)
 }

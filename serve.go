@@ -169,6 +169,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	srv.Engine = eng
 	srv.Harnesses = m.Harnesses
 	srv.Token = cfg.Token
+	srv.Version = version()
 	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
 	srv.HookTimeout = cfg.Server.HookTimeout
 	srv.Registry = m.Registry

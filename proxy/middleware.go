@@ -90,12 +90,19 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 			s.writeError(w, r, Errorf(ECodeForbidden, "no-cors requests not allowed"))
 			return
 		}
-		if s.Token != "" && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && !s.hasToken(r) {
+		if s.Token != "" && !open(r.URL.Path) && !s.hasToken(r) {
 			s.writeError(w, r, Errorf(ECodeUnauthorized, "bearer token required"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// open reports whether path is served without the token: the probes, and the OAuth discovery
+// paths MCP clients try first (/.well-known/…), which answer 404 so that a client goes on with
+// its configured bearer token instead of starting an OAuth flow.
+func open(path string) bool {
+	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/.well-known/")
 }
 
 // hasToken reports whether r carries the configured bearer token.

@@ -52,6 +52,8 @@ type Server struct {
 	// Streams are the clients following streaming harnesses; their counters are served at
 	// GET /metrics. Nil means none.
 	Streams []NamedStream
+	// Version is the version the MCP server reports; "" reports "dev".
+	Version string
 	// Registry receives the server's metrics and is served at GET /metrics. Nil means a registry
 	// of the server's own, made by Open.
 	Registry *prometheus.Registry
@@ -175,6 +177,8 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("/readyz", s.handleReadyz)
 	mux.HandleFunc("/hooks/{harness}", s.hookRoute)
 	s.routeAPI(mux)
+	// /mcp: the MCP tools, answering through the routes above, in process.
+	mux.Handle("/mcp", s.mcpHandler(mux))
 	mux.Handle("GET /metrics", s.handleMetrics())
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodGet, http.MethodHead)
