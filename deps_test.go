@@ -14,13 +14,15 @@ const module = "github.com/heirloom-dev/heirloom"
 // engine; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
-	"adapters/claudecode": {"adapters", "inject/textcut", "adapters/internal/atomicfile", "adapters/internal/toolinput"},
-	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
-	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/claudecode": {"adapters", "inject/textcut", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/toolinput"},
+	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.
 	"adapters/internal/textdiff": {},
 	// The installers' one atomic, synced file write (temp file, fsync, rename, directory fsync).
 	"adapters/internal/atomicfile": {},
+	// The installers' edits of JSON config files: key order and indentation kept, atomic writes.
+	"adapters/internal/jsonconfig": {"adapters/internal/atomicfile"},
 	// The stream clients' shared lifecycle, backoff, counters and Sink delivery.
 	"adapters/internal/follow": {"adapters"},
 	// The stream clients' test helpers (a recording Sink and Logger, a goroutine-leak check):
@@ -130,7 +132,7 @@ var hookForbidden = []string{
 // hookPackages are the project packages the hook binary may link; the rest of its closure is
 // the standard library. Claude Code's adapter brings its stdlib-only helpers along.
 var hookPackages = []string{"cmd/heirloom-hook", "hookshim", "adapters", "adapters/claudecode", "inject/heading", "inject/textcut",
-	"adapters/internal/atomicfile", "adapters/internal/textdiff", "adapters/internal/toolinput"}
+	"adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/textdiff", "adapters/internal/toolinput"}
 
 // TestHookDeps fails when the hook binary's whole dependency closure reaches beyond the standard
 // library and hookPackages, naming any forbidden package it links.

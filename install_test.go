@@ -29,7 +29,13 @@ func TestInstallCommands(t *testing.T) {
 	if err != nil || !strings.Contains(string(settings), heirloomBin+" hook claude-code") {
 		t.Fatalf("settings.json: %v\n%s", err, settings)
 	}
-	if out := run("install", "claude-code", "--project", project); !strings.Contains(out, "already installed") {
+	claudeJSON := filepath.Join(home, ".claude.json")
+	if b, err := os.ReadFile(claudeJSON); err != nil || !strings.Contains(string(b), `"heirloom": {
+      "type": "http",
+      "url": "http://127.0.0.1:7433/mcp"`) {
+		t.Fatalf("~/.claude.json: want mcpServers.heirloom: %v\n%s", err, b)
+	}
+	if out := run("install", "claude-code", "--project", project); !strings.Contains(out, "already installed") || !strings.Contains(out, "MCP server is already registered") {
 		t.Fatalf("second claude-code install: %s", out)
 	}
 	if out := run("install", "opencode"); !strings.Contains(out, "installed plugin") {
@@ -38,12 +44,62 @@ func TestInstallCommands(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".config", "opencode", "plugin", "heirloom.ts")); err != nil {
 		t.Fatal(err)
 	}
-	if out := run("install", "opencode"); !strings.Contains(out, "already installed") {
+	opencodeJSON := filepath.Join(home, ".config", "opencode", "opencode.json")
+	if b, err := os.ReadFile(opencodeJSON); err != nil || !strings.Contains(string(b), `"$schema": "https://opencode.ai/config.json"`) || !strings.Contains(string(b), `"heirloom": {
+      "type": "remote",
+      "url": "http://127.0.0.1:7433/mcp",
+      "enabled": true`) {
+		t.Fatalf("opencode.json: want mcp.heirloom: %v\n%s", err, b)
+	}
+	if out := run("install", "opencode"); !strings.Contains(out, "already installed") || !strings.Contains(out, "MCP server already registered") || strings.Contains(out, "Restart") {
 		t.Fatalf("second opencode install: %s", out)
 	}
 	cmd := exec.Command(heirloomBin, "install", "nope")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "unknown harness") {
 		t.Fatalf("unknown harness: err %v, output %s", err, out)
+	}
+}
+
+// TestInstallMCPEntries: the MCP entries follow $HEIRLOOM_URL and carry the token as a reference
+// to the harness's own environment, never the token; --mcp=false leaves them out, and a project
+// opencode.json keeps its settings.
+func TestInstallMCPEntries(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(heirloomBin, args...)
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "HEIRLOOM_URL=http://127.0.0.1:7555", "HEIRLOOM_TOKEN=s3cret"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("heirloom %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"numStartups": 3, "mcpServers": {"mine": {"command": "x"}}}`), 0o600)
+	run("install", "claude-code", "--project", project)
+	b, _ := os.ReadFile(filepath.Join(home, ".claude.json"))
+	for _, want := range []string{`"numStartups": 3`, `"mine": {`, `"url": "http://127.0.0.1:7555/mcp"`, `"Authorization": "Bearer ${HEIRLOOM_TOKEN}"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("~/.claude.json lacks %s:\n%s", want, b)
+		}
+	}
+	os.WriteFile(filepath.Join(project, "opencode.json"), []byte(`{"model": "fake/m"}`), 0o644)
+	run("install", "opencode", "--project", project)
+	b, _ = os.ReadFile(filepath.Join(project, "opencode.json"))
+	for _, want := range []string{`"model": "fake/m"`, `"url": "http://127.0.0.1:7555/mcp"`, `"Authorization": "Bearer {env:HEIRLOOM_TOKEN}"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("opencode.json lacks %s:\n%s", want, b)
+		}
+	}
+	for _, f := range []string{filepath.Join(home, ".claude.json"), filepath.Join(project, "opencode.json")} {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "s3cret") {
+			t.Errorf("%s holds the token itself", f)
+		}
+	}
+	other := t.TempDir()
+	run("install", "opencode", "--project", other, "--mcp=false")
+	if _, err := os.Stat(filepath.Join(other, "opencode.json")); !os.IsNotExist(err) {
+		t.Errorf("--mcp=false wrote opencode.json: %v", err)
 	}
 }
 

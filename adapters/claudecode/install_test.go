@@ -186,3 +186,27 @@ func TestInstall_HTTPHooks(t *testing.T) {
 		t.Error("http hooks with a URL that is not http(s): got nil error")
 	}
 }
+
+func TestInstallMCP(t *testing.T) {
+	if got := claudecode.MCPConfigPath("/home/u", func(string) string { return "" }); got != "/home/u/.claude.json" {
+		t.Errorf("MCPConfigPath = %s", got)
+	}
+	if got := claudecode.MCPConfigPath("/home/u", func(k string) string { return map[string]string{"CLAUDE_CONFIG_DIR": "/cfg"}[k] }); got != "/cfg/.claude.json" {
+		t.Errorf("MCPConfigPath with CLAUDE_CONFIG_DIR = %s", got)
+	}
+	path := filepath.Join(t.TempDir(), ".claude.json")
+	res, err := claudecode.InstallMCP(claudecode.MCPOptions{ConfigPath: path, URL: "http://127.0.0.1:7433/", DryRun: true})
+	if err != nil || !res.Changed || !strings.Contains(res.Entry, `"url": "http://127.0.0.1:7433/mcp"`) {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("dry run wrote %s", path)
+	}
+	if _, err := claudecode.InstallMCP(claudecode.MCPOptions{ConfigPath: path, URL: "127.0.0.1:7433"}); err == nil {
+		t.Error("a URL without a scheme was taken")
+	}
+	os.WriteFile(path, []byte(`{"mcpServers": ["not", "an", "object"]}`), 0o600)
+	if _, err := claudecode.InstallMCP(claudecode.MCPOptions{ConfigPath: path, URL: "http://127.0.0.1:7433"}); err == nil || !strings.Contains(err.Error(), "mcpServers is not an object") {
+		t.Errorf("mcpServers a list: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/jsonconfig"
 )
 
 // Installer is `heirloom install claude-code`: heirloom's hooks in a Claude Code settings file.
@@ -19,18 +20,21 @@ var _ adapters.Installer = Installer{}
 
 // Usage is the synopsis of `heirloom install claude-code`.
 func (Installer) Usage() string {
-	return "claude-code [--project DIR | --settings FILE] [--hooks command|http] [--url URL] [--command CMD] [--dry-run]"
+	return "claude-code [--project DIR | --settings FILE] [--hooks command|http] [--url URL] [--command CMD] [--mcp=false] [--mcp-config FILE] [--dry-run]"
 }
 
 // Install parses args and installs the hooks (see Install); it says what it did on env.Stdout.
 func (Installer) Install(_ context.Context, args []string, env adapters.InstallEnv) error {
-	var project, settings, kind, url, command *string
+	var project, settings, kind, url, command, mcpConfig *string
+	var mcp *bool
 	dryRun, err := env.ParseFlags("install claude-code", args, "print the settings file that would be written; change nothing", func(fs *flag.FlagSet) {
 		project = fs.String("project", "", "install into DIR/.claude/settings.json (default: the user's ~/.claude/settings.json)")
 		settings = fs.String("settings", "", "install into this settings file")
 		kind = fs.String("hooks", "command", "command: every event runs heirloom's hook process (the default: it fails open silently);\nhttp: Claude Code posts every event but SessionStart and SessionEnd to the sidecar itself, with no\nprocess start, but shows a hook error on every prompt while the sidecar is down")
 		url = fs.String("url", "", "with --hooks http: the sidecar's URL (default: $HEIRLOOM_URL, else "+adapters.DefaultSidecarURL+")")
 		command = fs.String("command", "", "hook command (default: heirloom-hook beside this binary, else this binary + \" hook\"; then \" claude-code\")")
+		mcp = fs.Bool("mcp", true, "also register heirloom's MCP server (the sidecar's /mcp: session_search and the other tools) in Claude Code's user config")
+		mcpConfig = fs.String("mcp-config", "", "the Claude Code user config to register the MCP server in (default: $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json)")
 	})
 	if err != nil {
 		return err
@@ -39,6 +43,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 		fmt.Fprintf(env.Stderr, "install claude-code: --hooks %q: want command or http\n", *kind)
 		return adapters.ErrUsage
 	}
+	home, homeErr := os.UserHomeDir()
 	path := *settings
 	switch {
 	case path != "" && *project != "":
@@ -46,20 +51,20 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 	case *project != "":
 		path = filepath.Join(*project, ".claude", "settings.json")
 	case path == "":
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return fmt.Errorf("install claude-code: no home directory: %w", err)
+		if homeErr != nil {
+			return fmt.Errorf("install claude-code: no home directory: %w", homeErr)
 		}
 		path = filepath.Join(home, ".claude", "settings.json")
 	}
+	base := firstNonEmpty(*url, env.Getenv("HEIRLOOM_URL"), adapters.DefaultSidecarURL)
+	token := env.Getenv("HEIRLOOM_TOKEN") != ""
 	cmd := *command
 	if cmd == "" {
 		cmd = env.HookCommand + " " + Harness
 	}
 	opts := InstallOptions{SettingsPath: path, Command: cmd, DryRun: dryRun}
 	if *kind == "http" {
-		base := firstNonEmpty(*url, env.Getenv("HEIRLOOM_URL"), adapters.DefaultSidecarURL)
-		opts.HTTP = &HTTPHooks{URL: base, Token: env.Getenv("HEIRLOOM_TOKEN") != ""}
+		opts.HTTP = &HTTPHooks{URL: base, Token: token}
 		if p := proxyBypassed(env.Getenv); p != "" {
 			fmt.Fprintf(env.Stderr, "warning: %s is set and NO_PROXY does not name 127.0.0.1: Claude Code sends http hooks through that proxy, which cannot reach a loopback sidecar. Add 127.0.0.1,localhost to NO_PROXY, or use --hooks command.\n", p)
 		}
@@ -78,6 +83,18 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 	default:
 		fmt.Fprintf(env.Stdout, "Installed heirloom's hooks in %s\n", path)
 	}
+	if *mcp {
+		cfg := *mcpConfig
+		if cfg == "" {
+			if homeErr != nil {
+				return fmt.Errorf("install claude-code: no home directory for the MCP config: %w", homeErr)
+			}
+			cfg = MCPConfigPath(home, env.Getenv)
+		}
+		if err := installMCP(env, MCPOptions{ConfigPath: cfg, URL: base, Token: token, DryRun: dryRun}); err != nil {
+			return err
+		}
+	}
 	if dryRun {
 		return nil
 	}
@@ -86,6 +103,27 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 		return nil
 	}
 	fmt.Fprintln(env.Stdout, "Start the sidecar with `heirloom serve`; the hooks reply {} and never block Claude Code while it is down.")
+	return nil
+}
+
+// installMCP registers the MCP server and says so; a config it must not rewrite gets the
+// command that does it instead.
+func installMCP(env adapters.InstallEnv, opts MCPOptions) error {
+	res, err := InstallMCP(opts)
+	switch {
+	case errors.Is(err, jsonconfig.ErrNotStrictJSON):
+		fmt.Fprintf(env.Stderr, "warning: %s is not strict JSON, so heirloom leaves it alone; register the MCP server with:\n  claude mcp add -s user --transport http %s %s\n", res.Path, MCPServerName, strings.TrimRight(opts.URL, "/")+"/mcp")
+		return nil
+	case err != nil:
+		return err
+	case opts.DryRun && res.Changed:
+		fmt.Fprintf(env.Stdout, "Would set mcpServers.%s in %s to:\n%s\n", MCPServerName, res.Path, res.Entry)
+	case opts.DryRun:
+	case !res.Changed:
+		fmt.Fprintf(env.Stdout, "heirloom's MCP server is already registered in %s\n", res.Path)
+	default:
+		fmt.Fprintf(env.Stdout, "Registered heirloom's MCP server (%s) in %s: agents can call session_search, session_transcript, session_lineage, session_digest and subagent_runs\n", strings.TrimRight(opts.URL, "/")+"/mcp", res.Path)
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
+	"github.com/heirloom-dev/heirloom/adapters/internal/jsonconfig"
 	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
 )
 
@@ -294,25 +295,25 @@ func planConfig(path, sidecar, token string, getenv func(string) string) (config
 		getenv = os.Getenv
 	}
 	plan := configPlan{path: path, mode: 0o600, url: sidecar}
-	entry := newJSONObject()
-	entry.set("enabled", true)
-	hooks := newJSONObject()
-	hooks.set("allowConversationAccess", true)
-	entry.set("hooks", hooks)
-	config := newJSONObject()
-	config.set("url", sidecar)
+	entry := jsonconfig.NewObject()
+	entry.Set("enabled", true)
+	hooks := jsonconfig.NewObject()
+	hooks.Set("allowConversationAccess", true)
+	entry.Set("hooks", hooks)
+	config := jsonconfig.NewObject()
+	config.Set("url", sidecar)
 	if token != "" {
-		config.set("token", "<your HEIRLOOM_TOKEN>") // the snippet never shows the secret
+		config.Set("token", "<your HEIRLOOM_TOKEN>") // the snippet never shows the secret
 	}
-	entry.set("config", config)
+	entry.Set("config", config)
 	manual := func(reason string, commands bool) *ManualConfigError {
-		e := &ManualConfigError{Path: path, Reason: reason, Snippet: string(encodeJSON(entry, "  ")) + "\n"}
+		e := &ManualConfigError{Path: path, Reason: reason, Snippet: string(jsonconfig.Encode(entry, "  ")) + "\n"}
 		if commands {
-			body := newJSONObject()
-			body.set("enabled", true)
-			body.set("hooks", hooks)
-			body.set("config", map1("url", sidecar))
-			e.Commands = append(e.Commands, "openclaw config set plugins.entries."+PluginID+" "+shellQuote(string(encodeJSON(body, "")))+" --strict-json --merge")
+			body := jsonconfig.NewObject()
+			body.Set("enabled", true)
+			body.Set("hooks", hooks)
+			body.Set("config", jsonconfig.Object1("url", sidecar))
+			e.Commands = append(e.Commands, "openclaw config set plugins.entries."+PluginID+" "+shellQuote(string(jsonconfig.Encode(body, "")))+" --strict-json --merge")
 			if token != "" {
 				e.Commands = append(e.Commands, "openclaw config set plugins.entries."+PluginID+`.config.token "$HEIRLOOM_TOKEN"`)
 			}
@@ -343,87 +344,87 @@ func planConfig(path, sidecar, token string, getenv func(string) string) (config
 	plan.before = before
 
 	text := bytes.TrimPrefix(before, []byte("\xef\xbb\xbf"))
-	root := newJSONObject()
+	root := jsonconfig.NewObject()
 	if len(bytes.TrimSpace(text)) > 0 {
 		if !json.Valid(text) {
 			return plan, manual("it is not strict JSON (JSON5: comments, unquoted keys, trailing commas?), and rewriting it here would drop its comments", true)
 		}
-		v, err := parseJSON(text)
+		v, err := jsonconfig.Parse(text)
 		if err != nil {
 			return plan, fmt.Errorf("read openclaw config %s: %w", path, err)
 		}
-		obj, ok := v.(*jsonObject)
+		obj, ok := v.(*jsonconfig.Object)
 		if !ok {
 			return plan, fmt.Errorf("openclaw config %s is not a JSON object; fix or move it first", path)
 		}
 		root = obj
 	}
-	original := encodeJSON(root, "")
+	original := jsonconfig.Encode(root, "")
 
 	// Walk plugins → entries → heirloom → hooks/config, refusing anything routed through
 	// $include (OpenClaw writes through includes itself) or of the wrong type.
 	const include = "$include"
-	if root.has(include) {
+	if root.Has(include) {
 		return plan, manual("it is split with a root $include, which OpenClaw writes through itself", true)
 	}
-	plugins, err := childObject(root, "plugins", "plugins")
+	plugins, err := jsonconfig.Child(root, "plugins", "plugins")
 	if err != nil {
 		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
 	}
-	entries, err := childObject(plugins, "entries", "plugins.entries")
+	entries, err := jsonconfig.Child(plugins, "entries", "plugins.entries")
 	if err != nil {
 		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
 	}
-	ours, err := childObject(entries, PluginID, "plugins.entries."+PluginID)
+	ours, err := jsonconfig.Child(entries, PluginID, "plugins.entries."+PluginID)
 	if err != nil {
 		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
 	}
-	ours.set("enabled", true) // first, so a new entry reads enabled, hooks, config
-	ourHooks, err := childObject(ours, "hooks", "plugins.entries."+PluginID+".hooks")
+	ours.Set("enabled", true) // first, so a new entry reads enabled, hooks, config
+	ourHooks, err := jsonconfig.Child(ours, "hooks", "plugins.entries."+PluginID+".hooks")
 	if err != nil {
 		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
 	}
-	ourConfig, err := childObject(ours, "config", "plugins.entries."+PluginID+".config")
+	ourConfig, err := jsonconfig.Child(ours, "config", "plugins.entries."+PluginID+".config")
 	if err != nil {
 		return plan, fmt.Errorf("openclaw config %s: %w", path, err)
 	}
-	for name, o := range map[string]*jsonObject{"plugins": plugins, "plugins.entries": entries, "plugins.entries." + PluginID: ours, "plugins.entries." + PluginID + ".hooks": ourHooks, "plugins.entries." + PluginID + ".config": ourConfig} {
-		if o.has(include) {
+	for name, o := range map[string]*jsonconfig.Object{"plugins": plugins, "plugins.entries": entries, "plugins.entries." + PluginID: ours, "plugins.entries." + PluginID + ".hooks": ourHooks, "plugins.entries." + PluginID + ".config": ourConfig} {
+		if o.Has(include) {
 			return plan, manual(name+" is read through $include, which OpenClaw writes through itself", true)
 		}
 	}
-	if deny, ok := plugins.get("deny"); ok {
+	if deny, ok := plugins.Get("deny"); ok {
 		if list, ok := deny.([]any); ok && slices.Contains(list, any(PluginID)) {
 			return plan, fmt.Errorf("openclaw config %s: plugins.deny lists %q; remove it from plugins.deny first if you want heirloom", path, PluginID)
 		}
 	}
-	if v, ok := plugins.get("enabled"); ok && v == false {
+	if v, ok := plugins.Get("enabled"); ok && v == false {
 		plan.notes = append(plan.notes, "plugins.enabled is false in "+path+": OpenClaw loads no plugin, heirloom's included, until it is true")
 	}
-	if v, ok := ourHooks.get("allowPromptInjection"); ok && v == false {
+	if v, ok := ourHooks.Get("allowPromptInjection"); ok && v == false {
 		plan.notes = append(plan.notes, "plugins.entries."+PluginID+".hooks.allowPromptInjection is false: heirloom cannot add context to prompts until it is removed")
 	}
 
-	ourHooks.set("allowConversationAccess", true)
-	ourConfig.set("url", sidecar)
+	ourHooks.Set("allowConversationAccess", true)
+	ourConfig.Set("url", sidecar)
 	if token != "" {
-		ourConfig.set("token", token)
+		ourConfig.Set("token", token)
 	}
-	if allow, ok := plugins.get("allow"); ok {
+	if allow, ok := plugins.Get("allow"); ok {
 		if list, ok := allow.([]any); ok && len(list) > 0 && !slices.Contains(list, any(PluginID)) {
-			plugins.set("allow", append(list, PluginID))
+			plugins.Set("allow", append(list, PluginID))
 		}
 	}
 
-	indent := detectIndent(text)
-	plan.after = append(encodeJSON(root, indent), '\n')
+	indent := jsonconfig.DetectIndent(text)
+	plan.after = append(jsonconfig.Encode(root, indent), '\n')
 	plan.shown = plan.after
 	if token != "" {
-		ourConfig.set("token", "<HEIRLOOM_TOKEN>")
-		plan.shown = append(encodeJSON(root, indent), '\n')
-		ourConfig.set("token", token)
+		ourConfig.Set("token", "<HEIRLOOM_TOKEN>")
+		plan.shown = append(jsonconfig.Encode(root, indent), '\n')
+		ourConfig.Set("token", token)
 	}
-	plan.changed = !plan.fileExists || !bytes.Equal(original, encodeJSON(root, ""))
+	plan.changed = !plan.fileExists || !bytes.Equal(original, jsonconfig.Encode(root, ""))
 	return plan, nil
 }
 
@@ -462,21 +463,6 @@ func applyConfig(res *InstallResult, plan configPlan, dryRun bool, now func() ti
 	fmt.Fprintf(out, "openclaw: %s %s: plugins.entries.%s enabled, with conversation access, url %s\n",
 		map[InstallAction]string{InstallCreated: "created", InstallUpdated: "updated"}[res.ConfigAction], res.ConfigPath, PluginID, plan.url)
 	return nil
-}
-
-// childObject returns parent[key] as an object, adding an empty one when it is absent.
-func childObject(parent *jsonObject, key, name string) (*jsonObject, error) {
-	v, ok := parent.get(key)
-	if !ok || v == nil {
-		o := newJSONObject()
-		parent.set(key, o)
-		return o, nil
-	}
-	o, ok := v.(*jsonObject)
-	if !ok {
-		return nil, fmt.Errorf("%s is not an object", name)
-	}
-	return o, nil
 }
 
 // freeName returns base, or base.N for the first N that does not exist yet: a name to move a
