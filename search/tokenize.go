@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -18,7 +19,7 @@ type Analyzer struct{}
 
 // Version identifies the analyzer's rules; it changes whenever a rule does. An index built under
 // one version must be rebuilt for another: a query analyzed under other rules misses terms.
-func (Analyzer) Version() int { return 1 }
+func (Analyzer) Version() int { return 2 }
 
 // Terms calls add once for every term occurrence in text, base tokens and derived forms alike, in
 // text order within each run of words. The store counts a term's calls as its TF and all calls as
@@ -420,7 +421,8 @@ func (s *scanner) fold(ps, pe int) string {
 // compounds emits the compound terms of the run in s.words: every run of two or more words that
 // starts at its first word or ends at its last, each word in its joined form, with the connectors
 // between as written, when it fits in MaxTermLen: ledger/header.go → ledger/header,
-// ledger/header.go, header.go.
+// ledger/header.go, header.go. Where the run has colons, the same holds for each section between
+// them: ledger/header.go:42 also gives header.go.
 func (s *scanner) compounds() {
 	ws := s.words
 	k := len(ws)
@@ -450,11 +452,37 @@ func (s *scanner) compounds() {
 		s.canon = b
 		c = string(b)
 	}
-	for e := 1; e < k && ws[e].ce <= MaxTermLen; e++ {
-		s.emit(token{term: c[:ws[e].ce], start: ws[0].ps, end: ws[e].pe, seg: s.seg, kind: kindCompound})
+	s.ends(c, 0, k-1)
+	// The same within each section between colons, for what the run's ends miss: the file of
+	// ledger/header.go:42, the host of https://example.com/a, github.com in git@github.com:o/r.
+	a := 0
+	for i := 1; i <= k; i++ {
+		if i < k && strings.IndexByte(s.text[ws[i-1].end:ws[i].start], ':') < 0 {
+			continue
+		}
+		if i-1 > a && (a > 0 || i < k) {
+			s.ends(c, a, i-1)
+		}
+		a = i
 	}
-	for b := k - 2; b >= 1 && ws[k-1].ce-ws[b].cs <= MaxTermLen; b-- {
-		s.emit(token{term: c[ws[b].cs:ws[k-1].ce], start: ws[b].ps, end: ws[k-1].pe, seg: s.seg, kind: kindCompound})
+}
+
+// ends emits the compounds of words a..z of s.words that start at a or end at z, except those
+// that start at the run's first word or end at its last when a..z is part of the run (the run's
+// own ends emit them). c is the run's compound form.
+func (s *scanner) ends(c string, a, z int) {
+	ws := s.words
+	k := len(ws)
+	whole := a == 0 && z == k-1
+	for e := a + 1; e <= z && ws[e].ce-ws[a].cs <= MaxTermLen; e++ {
+		if whole || a > 0 && e < k-1 {
+			s.emit(token{term: c[ws[a].cs:ws[e].ce], start: ws[a].ps, end: ws[e].pe, seg: s.seg, kind: kindCompound})
+		}
+	}
+	for b := z - 1; b > a && ws[z].ce-ws[b].cs <= MaxTermLen; b-- {
+		if whole || z < k-1 {
+			s.emit(token{term: c[ws[b].cs:ws[z].ce], start: ws[b].ps, end: ws[z].pe, seg: s.seg, kind: kindCompound})
+		}
 	}
 }
 
