@@ -320,7 +320,15 @@ func (r *runner) term(ctx context.Context, term string, prefix bool) (map[Doc]*c
 	if err != nil {
 		return nil, err
 	}
-	for _, hits := range byTerm {
+	// Sum a document's terms in one order every time: floating-point addition is not
+	// associative, and a page's cursor compares scores exactly.
+	names := make([]string, 0, len(byTerm))
+	for t := range byTerm {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, t := range names {
+		hits := byTerm[t]
 		idf := r.idf(len(hits))
 		for _, h := range hits {
 			if c := docs[h.doc]; c != nil {

@@ -1,0 +1,405 @@
+package search
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// search parses query and runs it over src, failing the test on an error.
+func search(t *testing.T, src Source, query string, o Options) Page {
+	t.Helper()
+	q, err := Parse(query)
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", query, err)
+	}
+	page, err := Run(t.Context(), src, q, o)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", query, err)
+	}
+	return page
+}
+
+// hitNames lists a page's hits as "session/seq".
+func hitNames(p Page) []string {
+	out := []string{}
+	for _, h := range p.Hits {
+		out = append(out, fmt.Sprintf("%s/%d", h.Doc.Session, h.Doc.Seq))
+	}
+	return out
+}
+
+// seed adds one turn per text to session s, user turns a minute apart from t0.
+func seed(m *memSource, s string, texts ...string) {
+	for _, text := range texts {
+		seq := uint64(0)
+		for d := range m.docs {
+			if d.Session == s && d.Seq >= seq {
+				seq = d.Seq + 1
+			}
+		}
+		m.add(s, seq, "user", t0.Add(time.Duration(len(m.order))*time.Minute), text)
+	}
+}
+
+func TestRun_Matching(t *testing.T) {
+	m := newMemSource()
+	seed(m, "a",
+		"the quick brown fox",                            // a/0
+		"brown the quick fox",                            // a/1
+		"deploy to staging with a dry run",               // a/2
+		"deploy to production",                           // a/3
+		"we deployed the deployment",                     // a/4
+		"redeploy later, run dry",                        // a/5
+		"ctx, cancel := context.WithCancel(parent)",      // a/6
+		"edit ledger/header.go:42 and parseLedgerHeader", // a/7
+		"alpha gamma",                                    // a/8
+		"beta gamma",                                     // a/9
+		"alpha beta",                                     // a/10
+		"東京都に住んでいます",                                     // a/11
+		"",                                               // a/12: no terms, not indexed
+	)
+	tests := []struct {
+		query string
+		want  []string // hits, in any order
+	}{
+		{"quick", []string{"a/0", "a/1"}},
+		{"QUICK fox", []string{"a/0", "a/1"}},
+		{`"quick brown"`, []string{"a/0"}},
+		{`"brown fox"`, []string{"a/0"}},
+		{`"fox brown"`, nil},
+		{`"the quick brown fox"`, []string{"a/0"}},
+		{"deploy", []string{"a/2", "a/3"}},
+		{"depl*", []string{"a/2", "a/3", "a/4"}},
+		{"deploy*", []string{"a/2", "a/3", "a/4"}},
+		{"deploy -staging", []string{"a/3"}},
+		{`deploy -"dry run"`, []string{"a/3"}},
+		{`dry -"dry run"`, []string{"a/5"}}, // "run dry" is not the phrase
+		{`run -redeploy`, []string{"a/2"}},
+		{"alpha OR beta", []string{"a/8", "a/9", "a/10"}},
+		{"alpha OR beta gamma", []string{"a/8", "a/9"}},
+		{"gamma alpha OR beta", []string{"a/8", "a/9"}},
+		{"alpha OR beta -gamma", []string{"a/10"}},
+		{"alpha OR nothinglikethis", []string{"a/8", "a/10"}},
+		{"alpha nothinglikethis", nil},
+		{"WithCancel", []string{"a/6"}},
+		{"withcancel cancel context", []string{"a/6"}},
+		{`"with cancel"`, []string{"a/6"}},
+		{"context.With*", []string{"a/6"}},
+		{"header.go", []string{"a/7"}},
+		{"parse_ledger_header", []string{"a/7"}},
+		{"parseLedger*", []string{"a/7"}},
+		{"東京都", []string{"a/11"}},
+		{"f(x)", nil},
+	}
+	for _, tt := range tests {
+		got := hitNames(search(t, m, tt.query, Options{}))
+		slices.Sort(got)
+		want := slices.Clone(tt.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("%s: hits %v, want %v", tt.query, got, want)
+		}
+	}
+}
+
+// bm25 is the score of a term of document frequency df, tf times in a document of length dl,
+// over n documents of average length avg: the formula, written out again.
+func bm25(n, df, tf, dl int, avg float64) float64 {
+	idf := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+	return idf * float64(tf) * (k1 + 1) / (float64(tf) + k1*(1-b+b*float64(dl)/avg))
+}
+
+func TestRun_Ranking(t *testing.T) {
+	t.Run("rarer term ranks higher", func(t *testing.T) {
+		m := newMemSource()
+		seed(m, "a", "common rare", "common other", "common more", "common again", "filler text")
+		seed(m, "b", "common other")
+		got := hitNames(search(t, m, "common OR rare", Options{}))
+		if got[0] != "a/0" {
+			t.Errorf("hits %v: the turn with the rare term is not first", got)
+		}
+		m = newMemSource()
+		seed(m, "a", "alpha x", "alpha y", "alpha z", "beta w")
+		if got := hitNames(search(t, m, "alpha OR beta", Options{})); got[0] != "a/3" {
+			t.Errorf("hits %v: the rarer term's turn is not first", got)
+		}
+	})
+	t.Run("higher tf ranks higher", func(t *testing.T) {
+		m := newMemSource()
+		seed(m, "a", "deploy one two three", "deploy deploy deploy two", "deploy deploy two three")
+		if got := hitNames(search(t, m, "deploy", Options{})); !slices.Equal(got, []string{"a/1", "a/2", "a/0"}) {
+			t.Errorf("hits %v, want a/1 a/2 a/0 by term frequency", got)
+		}
+	})
+	t.Run("shorter turn ranks higher", func(t *testing.T) {
+		m := newMemSource()
+		seed(m, "a", "deploy one two three four five", "deploy", "deploy one two")
+		if got := hitNames(search(t, m, "deploy", Options{})); !slices.Equal(got, []string{"a/1", "a/2", "a/0"}) {
+			t.Errorf("hits %v, want a/1 a/2 a/0 by length", got)
+		}
+	})
+	t.Run("scores are BM25", func(t *testing.T) {
+		m := newMemSource()
+		seed(m, "a", "deploy deploy key", "deploy now", "other words here", "key")
+		avg := float64(m.stats.Terms) / float64(m.stats.Docs) // 3+2+3+1 over 4
+		page := search(t, m, "deploy", Options{})
+		want := map[string]float64{"a/0": bm25(4, 2, 2, 3, avg), "a/1": bm25(4, 2, 1, 2, avg)}
+		for _, h := range page.Hits {
+			name := fmt.Sprintf("%s/%d", h.Doc.Session, h.Doc.Seq)
+			if math.Abs(h.Score-want[name]) > 1e-12 {
+				t.Errorf("%s: score %v, want %v", name, h.Score, want[name])
+			}
+		}
+		// Clauses add up; an OR's alternatives that both match add up too.
+		page = search(t, m, "deploy key", Options{})
+		if len(page.Hits) != 1 || math.Abs(page.Hits[0].Score-(bm25(4, 2, 2, 3, avg)+bm25(4, 2, 1, 3, avg))) > 1e-12 {
+			t.Errorf("deploy key: %+v", page.Hits)
+		}
+		page = search(t, m, "deploy OR key", Options{})
+		if len(page.Hits) != 3 || hitNames(page)[0] != "a/0" || math.Abs(page.Hits[0].Score-(bm25(4, 2, 2, 3, avg)+bm25(4, 2, 1, 3, avg))) > 1e-12 {
+			t.Errorf("deploy OR key: %v %+v", hitNames(page), page.Hits)
+		}
+	})
+	t.Run("each prefix term has its own df", func(t *testing.T) {
+		m := newMemSource()
+		seed(m, "a", "deploy", "deploy", "deploy", "deployment")
+		page := search(t, m, "depl*", Options{})
+		if got := hitNames(page); got[0] != "a/3" {
+			t.Errorf("hits %v: the rarer completion does not rank first", got)
+		}
+	})
+	t.Run("ties by session then seq", func(t *testing.T) {
+		m := newMemSource()
+		seed(m, "b", "same words")
+		seed(m, "a", "same words", "same words")
+		if got := hitNames(search(t, m, "same", Options{})); !slices.Equal(got, []string{"a/0", "a/1", "b/0"}) {
+			t.Errorf("hits %v, want equal scores ordered a/0 a/1 b/0", got)
+		}
+	})
+}
+
+func TestRun_Filters(t *testing.T) {
+	m := newMemSource()
+	m.add("a", 0, "user", t0, "deploy one")
+	m.add("a", 1, "assistant", t0.Add(time.Hour), "deploy two")
+	m.add("b", 0, "tool", t0.Add(2*time.Hour), "deploy three")
+	m.add("c", 0, "user", time.Time{}, "deploy timeless")
+	m.add("c", 1, "system", t0.Add(3*time.Hour), "deploy four")
+	tests := []struct {
+		name string
+		o    Options
+		want []string
+	}{
+		{"none", Options{}, []string{"a/0", "a/1", "b/0", "c/0", "c/1"}},
+		{"role", Options{Role: "user"}, []string{"a/0", "c/0"}},
+		{"role tool", Options{Role: "tool"}, []string{"b/0"}},
+		{"since", Options{Since: t0.Add(time.Hour)}, []string{"a/1", "b/0", "c/1"}},
+		{"until is exclusive", Options{Until: t0.Add(time.Hour)}, []string{"a/0"}},
+		{"range", Options{Since: t0.Add(time.Hour), Until: t0.Add(3 * time.Hour)}, []string{"a/1", "b/0"}},
+		{"role and range", Options{Role: "assistant", Since: t0}, []string{"a/1"}},
+		{"allow", Options{Allow: func(s string) (bool, error) { return s != "a", nil }}, []string{"b/0", "c/0", "c/1"}},
+	}
+	for _, tt := range tests {
+		got := hitNames(search(t, m, "deploy", tt.o))
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: hits %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// A filter leaves the ranking as the whole scope gives it: idf counts every turn.
+	all := search(t, m, "deploy", Options{})
+	some := search(t, m, "deploy", Options{Role: "tool"})
+	for _, h := range all.Hits {
+		if h.Doc == some.Hits[0].Doc && h.Score != some.Hits[0].Score {
+			t.Errorf("b/0 scores %v filtered, %v not", some.Hits[0].Score, h.Score)
+		}
+	}
+
+	// Allow is asked once per session, and its error ends the search.
+	calls := map[string]int{}
+	search(t, m, "deploy OR one OR two", Options{Allow: func(s string) (bool, error) { calls[s]++; return true, nil }})
+	for s, n := range calls {
+		if n != 1 {
+			t.Errorf("Allow(%q) called %d times, want once", s, n)
+		}
+	}
+	boom := errors.New("boom")
+	q, _ := Parse("deploy")
+	if _, err := Run(t.Context(), m, q, Options{Allow: func(string) (bool, error) { return false, boom }}); !errors.Is(err, boom) {
+		t.Errorf("Allow's error: %v, want boom", err)
+	}
+	// A done context ends the search with its error.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Run(ctx, m, q, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+}
+
+func TestRun_Hits(t *testing.T) {
+	m := newMemSource()
+	m.add("a", 7, "assistant", t0, "rotate the key, then deploy")
+	page := search(t, m, "deploy", Options{Clean: strings.ToUpper})
+	if len(page.Hits) != 1 {
+		t.Fatalf("hits: %v", hitNames(page))
+	}
+	h := page.Hits[0]
+	if h.Doc != (Doc{"a", 7}) || h.Role != "assistant" || !h.At.Equal(t0) || h.Score <= 0 {
+		t.Errorf("hit %+v", h)
+	}
+	if h.Snippet != "ROTATE THE KEY, THEN **DEPLOY**" {
+		t.Errorf("snippet %q: not cleaned, or the match not marked", h.Snippet)
+	}
+	for _, tt := range []struct{ limit, want int }{{0, DefaultLimit}, {-1, DefaultLimit}, {5, 5}, {MaxLimit + 50, MaxLimit}} {
+		m := newMemSource()
+		for i := range MaxLimit + 10 {
+			m.add("a", uint64(i), "user", t0, "word")
+		}
+		if got := len(search(t, m, "word", Options{Limit: tt.limit}).Hits); got != tt.want {
+			t.Errorf("Limit %d: %d hits, want %d", tt.limit, got, tt.want)
+		}
+	}
+	// Texts are read for the page's hits only.
+	m = newMemSource()
+	for i := range 100 {
+		m.add("a", uint64(i), "user", t0, "word")
+	}
+	search(t, m, "word", Options{Limit: 10})
+	if m.texts != 10 {
+		t.Errorf("read %d texts for a page of 10", m.texts)
+	}
+}
+
+// pages runs query page by page until the last, calling between after each page but the last,
+// and returns every hit in order.
+func pages(t *testing.T, src Source, query string, o Options, between func(page int)) []string {
+	t.Helper()
+	var out []string
+	for page := 0; ; page++ {
+		p := search(t, src, query, o)
+		if len(p.Hits) > max(o.Limit, 1) {
+			t.Fatalf("page %d: %d hits, limit %d", page, len(p.Hits), o.Limit)
+		}
+		out = append(out, hitNames(p)...)
+		if p.Cursor == "" {
+			return out
+		}
+		if page > 1000 {
+			t.Fatal("pages do not end")
+		}
+		if between != nil {
+			between(page)
+		}
+		o.Cursor = p.Cursor
+	}
+}
+
+func TestRun_Pages(t *testing.T) {
+	m := newMemSource()
+	// Many ties, several prefix completions per turn, and scores of many sizes.
+	words := []string{"deploy", "deployed", "deployment", "deploys", "other"}
+	for i := range 60 {
+		var b strings.Builder
+		for j := range 1 + i%7 {
+			b.WriteString(words[(i+j)%len(words)] + " ")
+		}
+		m.add(fmt.Sprintf("s%d", i%4), uint64(i), "user", t0, b.String())
+	}
+	for _, query := range []string{"deploy", "depl*", "deploy OR deployment other", "other -deploys"} {
+		full := hitNames(search(t, m, query, Options{Limit: MaxLimit}))
+		if len(full) == 0 {
+			t.Fatalf("%s: no hits", query)
+		}
+		for _, limit := range []int{1, 3, 7} {
+			for range 20 { // postings come in a random order each time
+				got := pages(t, m, query, Options{Limit: limit}, nil)
+				if !slices.Equal(got, full) {
+					t.Fatalf("%s, pages of %d:\n%v\nwant %v", query, limit, got, full)
+				}
+			}
+		}
+	}
+}
+
+// TestRun_PagesWhileWriting: turns indexed after the first page, better matches included, do not
+// shift, repeat or drop what later pages hold; a new search sees them.
+func TestRun_PagesWhileWriting(t *testing.T) {
+	m := newMemSource()
+	for i := range 30 {
+		m.add("a", uint64(i), "user", t0, strings.Repeat("deploy ", 1+i%5)+"x y z")
+	}
+	full := hitNames(search(t, m, "depl*", Options{Limit: MaxLimit}))
+	next := uint64(100)
+	got := pages(t, m, "depl*", Options{Limit: 4}, func(page int) {
+		for range 3 {
+			m.add("b", next, "user", t0, "deploy deployment deploy")
+			m.add("a", next, "user", t0, "deploy x")
+			next++
+		}
+	})
+	if !slices.Equal(got, full) {
+		t.Errorf("pages while writing:\n%v\nwant %v", got, full)
+	}
+	if after := search(t, m, "depl*", Options{Limit: MaxLimit}); len(after.Hits) <= len(full) {
+		t.Errorf("a new search after the writes: %d hits, want more than %d", len(after.Hits), len(full))
+	}
+}
+
+func TestRun_Cursor(t *testing.T) {
+	m := newMemSource()
+	for i := range 10 {
+		m.add("a", uint64(i), "user", t0, "deploy key")
+	}
+	first := search(t, m, "deploy", Options{Limit: 2, Bind: "family a"})
+	if first.Cursor == "" {
+		t.Fatal("no cursor on the first of several pages")
+	}
+	wrong := []struct {
+		name, query, cursor string
+		o                   Options
+	}{
+		{"another query", "key", first.Cursor, Options{}},
+		{"the query as a prefix", "deploy*", first.Cursor, Options{}},
+		{"another role", "deploy", first.Cursor, Options{Role: "user", Bind: "family a"}},
+		{"another time", "deploy", first.Cursor, Options{Since: t0, Bind: "family a"}},
+		{"another binding", "deploy", first.Cursor, Options{Bind: "family b"}},
+		{"not base64", "deploy", "!!not a cursor!!", Options{Bind: "family a"}},
+		{"not JSON", "deploy", base64.RawURLEncoding.EncodeToString([]byte("{oops")), Options{Bind: "family a"}},
+		{"another version", "deploy", base64.RawURLEncoding.EncodeToString([]byte(`{"v":99}`)), Options{Bind: "family a"}},
+		{"truncated", "deploy", first.Cursor[:len(first.Cursor)/2], Options{Bind: "family a"}},
+	}
+	for _, tt := range wrong {
+		q, err := Parse(tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt.o.Cursor = tt.cursor
+		_, err = Run(t.Context(), m, q, tt.o)
+		var ce *CursorError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a CursorError", tt.name, err)
+		}
+	}
+	// The same query with the same filters takes it, whatever the page size.
+	second := search(t, m, "deploy", Options{Limit: 5, Cursor: first.Cursor, Bind: "family a"})
+	if got := hitNames(second); len(got) != 5 || slices.Contains(got, hitNames(first)[0]) {
+		t.Errorf("second page %v after %v", got, hitNames(first))
+	}
+	// The last page has no cursor; an empty result neither.
+	if p := search(t, m, "deploy", Options{Limit: 10}); p.Cursor != "" {
+		t.Errorf("a single page has a cursor")
+	}
+	if p := search(t, m, "absent", Options{}); p.Cursor != "" || len(p.Hits) != 0 {
+		t.Errorf("no hits: %+v", p)
+	}
+}

@@ -1,0 +1,96 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// memSource is a Source over turns held in memory, indexed as the store indexes them: one posting
+// per term and turn with the term's count, the turn's length in terms, its role, time and stamp;
+// the scope's figures summed over every indexed turn. Postings come in a random order each walk,
+// since the contract promises none. Each Run sees it as it is when called, as a store snapshot.
+type memSource struct {
+	docs  map[Doc]*memDoc
+	order []Doc // in indexing order
+	stats Stats
+	texts int // Text calls
+}
+
+type memDoc struct {
+	text  string
+	role  string
+	at    time.Time
+	stamp uint64
+	len   int
+	tf    map[string]int
+}
+
+func newMemSource() *memSource { return &memSource{docs: map[Doc]*memDoc{}} }
+
+// add indexes one turn; a turn without terms is stored but not indexed, as the store does.
+func (m *memSource) add(session string, seq uint64, role string, at time.Time, text string) Doc {
+	d := Doc{Session: session, Seq: seq}
+	if _, ok := m.docs[d]; ok {
+		panic(fmt.Sprintf("%v added twice", d))
+	}
+	md := &memDoc{text: text, role: role, at: at, tf: map[string]int{}}
+	Analyzer{}.Terms(text, func(t string) {
+		md.tf[strings.Clone(t)]++
+		md.len++
+	})
+	m.docs[d] = md
+	m.order = append(m.order, d)
+	if md.len > 0 {
+		m.stats.Stamp++
+		m.stats.Docs++
+		m.stats.Terms += uint64(md.len)
+		md.stamp = m.stats.Stamp
+	}
+	return d
+}
+
+func (m *memSource) Stats(ctx context.Context) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	return m.stats, nil
+}
+
+func (m *memSource) Postings(ctx context.Context, term string, prefix bool, fn func(Posting) error) error {
+	var ps []Posting
+	for d, md := range m.docs {
+		if md.len == 0 {
+			continue
+		}
+		for t, tf := range md.tf {
+			if t == term || prefix && strings.HasPrefix(t, term) {
+				ps = append(ps, Posting{Doc: d, Term: t, TF: tf, Len: md.len, Role: md.role, At: md.at, Stamp: md.stamp})
+			}
+		}
+	}
+	rand.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+	for _, p := range ps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memSource) Text(ctx context.Context, d Doc) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	m.texts++
+	md, ok := m.docs[d]
+	if !ok {
+		return "", fmt.Errorf("no turn %v", d)
+	}
+	return md.text, nil
+}
