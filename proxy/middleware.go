@@ -40,7 +40,8 @@ func (w *statusWriter) Flush() {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests logs every request's method, route, status and latency; never its body. Health
-// probes log at debug level so a polling supervisor does not flood the log.
+// probes, and MCP clients' GET /mcp for an event stream (405), log at debug level so that
+// routine polling does not flood the log.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -59,6 +60,10 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		switch {
 		case sw.status >= 500:
 			s.Logger.Error("request", args...)
+		case route == "/mcp" && r.Method == http.MethodGet && sw.status == http.StatusMethodNotAllowed:
+			// An MCP client asking for a server-sent event stream, which a stateless server has
+			// none of: the protocol's expected answer, not a problem.
+			s.Logger.Debug("request", args...)
 		case sw.status >= 400:
 			s.Logger.Warn("request", args...)
 		case route == "/healthz" || route == "/readyz":
