@@ -70,7 +70,7 @@ func TestLiveMCPClaude(t *testing.T) {
 	})
 
 	opts := []claude.Options{live.options(api, aPrompt), live.options(api, "SESSION-B: what is the rollout codename the other session uses?")}
-	opts[1].Settings = nil // both share the HOME's settings.json, written by the first
+	opts[1].Settings = nil                                     // both share the HOME's settings.json, written by the first
 	opts[1].Args = []string{"--allowedTools=" + mcpSearchTool} // one word: the flag takes a list
 	res := claude.RunConcurrently(t, t.Context(), opts...)
 	for i, r := range res {

@@ -130,4 +130,3 @@ func freePort(tb testing.TB) int {
 	}
 	return port
 }
-
