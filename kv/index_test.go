@@ -1,11 +1,17 @@
 package kv_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/heirloom-dev/heirloom/kv"
@@ -227,6 +233,7 @@ func TestIndex_Reindex(t *testing.T) {
 	if f := figures(t, s, "main"); f.Docs != uint64(all) || f.Terms != uint64(2*all) {
 		t.Errorf("figures: %+v, want %d docs", f, all)
 	}
+	indexAgrees(t, s, "main", words(1))
 	s.Close()
 
 	// Whole: opened again, nothing is due.
@@ -268,5 +275,292 @@ func TestIndex_Reindex(t *testing.T) {
 	s = openIndexed(t, dir, 2)
 	if st := s.IndexStatus(); !st.Building {
 		t.Errorf("an index the store did not keep up is not due: %+v", st)
+	}
+}
+
+// indexAgrees checks that scope's index is exactly what its stored turns give: every term of
+// every turn has its posting (count, length, role), every posting names a stored turn that holds
+// its term, a turn's postings share one stamp no newer than the scope's, and the scope's figures
+// are the turns' count and summed lengths. It returns how many turns it checked.
+func indexAgrees(tb testing.TB, s *kv.Store, scope string, ix kv.Indexer) int {
+	tb.Helper()
+	ctx := tb.Context()
+	type doc struct {
+		session string
+		seq     uint64
+	}
+	want := map[string]int{} // term 0 session 0 seq → count
+	lens := map[doc]int{}
+	roles := map[doc]string{}
+	var docs, terms uint64
+	sessions, err := s.ListSessions(ctx, scope, kv.SessionFilter{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	checked := 0
+	for _, sess := range sessions {
+		turns, err := s.Turns(ctx, scope, sess.ID, 0, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if uint64(len(turns)) != sess.TurnCount {
+			tb.Errorf("session %s: %d turns stored, TurnCount %d", sess.ID, len(turns), sess.TurnCount)
+		}
+		for _, turn := range turns {
+			checked++
+			text := turn.Text
+			if turn.Tool != "" {
+				text = turn.Tool + "\n" + turn.Text
+			}
+			n := 0
+			ix.Terms(text, func(term string) {
+				want[term+"\x00"+sess.ID+"\x00"+fmt.Sprint(turn.Seq)]++
+				n++
+			})
+			if n > 0 {
+				d := doc{sess.ID, turn.Seq}
+				lens[d], roles[d] = n, turn.Role
+				docs++
+				terms += uint64(n)
+			}
+		}
+	}
+	fig := figures(tb, s, scope)
+	x, err := s.IndexReader(ctx, scope)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer x.Close()
+	got := map[string]int{}
+	stamps := map[doc]uint64{}
+	bad := 0
+	err = x.Postings(ctx, "", true, func(p kv.Posting) error {
+		d := doc{p.Session, p.Seq}
+		got[p.Term+"\x00"+p.Session+"\x00"+fmt.Sprint(p.Seq)] = p.TF
+		if lens[d] != p.Len || roles[d] != p.Role || p.Stamp == 0 || p.Stamp > fig.Stamp {
+			if bad++; bad <= 5 {
+				tb.Errorf("posting %q of %s/%d: length %d, role %q, stamp %d; want %d, %q, a stamp in 1..%d", p.Term, p.Session, p.Seq, p.Len, p.Role, p.Stamp, lens[d], roles[d], fig.Stamp)
+			}
+		}
+		if st, ok := stamps[d]; ok && st != p.Stamp {
+			tb.Errorf("%s/%d: postings of stamps %d and %d", p.Session, p.Seq, st, p.Stamp)
+		}
+		stamps[d] = p.Stamp
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			if bad++; bad <= 10 {
+				tb.Errorf("posting %q: count %d, want %d", strings.ReplaceAll(k, "\x00", "/"), got[k], n)
+			}
+		}
+	}
+	for k := range got {
+		if want[k] == 0 {
+			if bad++; bad <= 10 {
+				tb.Errorf("posting %q names no stored turn holding it", strings.ReplaceAll(k, "\x00", "/"))
+			}
+		}
+	}
+	if fig.Docs != docs || fig.Terms != terms {
+		tb.Errorf("figures %+v, want %d docs and %d terms", fig, docs, terms)
+	}
+	return checked
+}
+
+// crashDirEnv names, in the child process TestIndex_SIGKILL starts, the store to ingest into;
+// crashModeEnv what it does there.
+const (
+	crashDirEnv  = "HEIRLOOM_KV_CRASH_DIR"
+	crashModeEnv = "HEIRLOOM_KV_CRASH_MODE"
+)
+
+// crashVocabulary is what the child's turns are made of: some words often, most rarely.
+var crashVocabulary = strings.Fields("deploy ledger header cancel context parse rotate key " +
+	"alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho")
+
+// crashChild ingests turns into the store in dir until it is killed, printing "ack SESSION N"
+// after each write the store acknowledged (N: the session's turn count then), "del SESSION"
+// after a deletion. In mode "reindex" it opens the store under another index version and
+// rebuilds the index while it ingests, printing "progress DONE TOTAL" after each chunk and
+// "rebuilt ERR" at the end.
+func crashChild(t *testing.T, dir, mode string) {
+	ctx := context.Background()
+	s := kv.NewStore(dir)
+	s.Index = words(1)
+	if mode == "reindex" {
+		s.Index = words(2)
+	}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if mode == "reindex" {
+		go func() {
+			err := s.Reindex(ctx, func(done, total uint64) { fmt.Println("progress", done, total) })
+			fmt.Println("rebuilt", err)
+		}()
+	}
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
+	text := func() string {
+		var b strings.Builder
+		for range 5 + rng.IntN(60) {
+			w := crashVocabulary[min(rng.IntN(len(crashVocabulary)), rng.IntN(len(crashVocabulary)))]
+			if rng.IntN(9) == 0 {
+				w = fmt.Sprintf("w%d", rng.IntN(5000))
+			}
+			b.WriteString(w + " ")
+		}
+		return b.String()
+	}
+	roles := []string{"user", "assistant", "tool", "system"}
+	prefix := fmt.Sprintf("p%d-", os.Getpid())
+	for i := 0; ; i++ {
+		id := prefix + fmt.Sprint(i%7)
+		switch {
+		case i < 7:
+			if err := s.PutSession(ctx, newSession("main", id)); err != nil {
+				t.Fatal(err)
+			}
+		case i%23 == 0:
+			// Delete a session and start it again.
+			if _, err := s.DeleteSession(ctx, "main", id); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Println("del", id)
+			if err := s.PutSession(ctx, newSession("main", id)); err != nil {
+				t.Fatal(err)
+			}
+		case i%3 == 0:
+			// A streamed record grows: the turn is replaced in place.
+			turns := []kv.Turn{{SourceID: fmt.Sprint("src", rng.IntN(i)), Role: "assistant", Text: text()}}
+			if _, _, err := s.UpsertTurns(ctx, "main", id, turns); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			turns := make([]kv.Turn, 1+rng.IntN(6))
+			for j := range turns {
+				turns[j] = kv.Turn{SourceID: fmt.Sprint("src", i*8+j), Role: roles[rng.IntN(len(roles))], Text: text()}
+				if j == 0 {
+					turns[j].Tool = "Bash"
+				}
+			}
+			if _, err := s.AppendTurns(ctx, "main", id, turns, kv.TranscriptPos{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sess, err := s.GetSession(ctx, "main", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("ack", id, sess.TurnCount)
+	}
+}
+
+// TestIndex_SIGKILL kills a process with SIGKILL while it ingests turns (appends, in-place
+// replacements, deletions), again and again into the same store, and after each kill reopens
+// the store: every acknowledged write is there, and index and turns agree. The last rounds kill
+// it while it also rebuilds the index under a new version; the rebuild then starts over.
+func TestIndex_SIGKILL(t *testing.T) {
+	if dir := os.Getenv(crashDirEnv); dir != "" {
+		crashChild(t, dir, os.Getenv(crashModeEnv))
+		return
+	}
+	dir := t.TempDir()
+	acked := map[string]uint64{} // session → the turn count a write acknowledged
+	for round, mode := range []string{"ingest", "ingest", "ingest", "reindex", "reindex"} {
+		version := 1
+		if mode == "reindex" {
+			version = 2
+			if round == 3 {
+				// Enough turns, indexed under version 1, that the child's rebuild takes many
+				// chunks.
+				s := openIndexed(t, dir, 1)
+				for i := range 10 {
+					id := fmt.Sprint("bulk", i)
+					mustSession(t, s, "main", id)
+					turns := make([]kv.Turn, 600)
+					for j := range turns {
+						turns[j] = kv.Turn{Role: "user", Text: fmt.Sprintf("bulk turn %d of %s", j, id)}
+					}
+					if _, err := s.AppendTurns(t.Context(), "main", id, turns, kv.TranscriptPos{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Close()
+			}
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestIndex_SIGKILL$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashModeEnv+"="+mode)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Killed after some writes; in a rebuild, as soon as it is under way. What it printed
+		// before the kill was acknowledged, read before it or after.
+		lines := bufio.NewScanner(out)
+		target := 30 + 40*round
+		if mode == "reindex" {
+			target = 5
+		}
+		n, rebuilding, rebuilt := 0, false, false
+		read := func() {
+			f := strings.Fields(lines.Text())
+			switch {
+			case len(f) == 3 && f[0] == "ack":
+				c, _ := strconv.ParseUint(f[2], 10, 64)
+				acked[f[1]] = c
+				n++
+			case len(f) == 2 && f[0] == "del":
+				delete(acked, f[1])
+			case len(f) == 3 && f[0] == "progress":
+				rebuilding = true
+			case len(f) > 0 && f[0] == "rebuilt":
+				rebuilt = true
+			}
+		}
+		for (n < target || mode == "reindex" && !rebuilding) && !rebuilt && lines.Scan() {
+			read()
+		}
+		if n < target || mode == "reindex" && !rebuilding || rebuilt {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: the child stopped after %d writes, rebuilt %v: %v\n%s", round, n, rebuilt, lines.Err(), stderr.String())
+		}
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for lines.Scan() {
+			read()
+		}
+		if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("round %d: the child ended with %v, want killed\n%s", round, err, stderr.String())
+		}
+
+		s := openIndexed(t, dir, version)
+		for id, c := range acked {
+			sess, err := s.GetSession(t.Context(), "main", id)
+			if err != nil || sess.TurnCount < c {
+				t.Errorf("round %d: session %s: %d turns, %v; %d were acknowledged", round, id, sess.TurnCount, err, c)
+			}
+		}
+		if st := s.IndexStatus(); st.Building != (mode == "reindex" && !rebuilt) {
+			t.Errorf("round %d: index status %+v after a kill during %s", round, st, mode)
+		}
+		if mode == "reindex" {
+			if err := s.Reindex(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		turns := indexAgrees(t, s, "main", words(version))
+		t.Logf("round %d (%s): killed after %d writes; checked %d stored turns against the index", round, mode, n, turns)
+		s.Close()
 	}
 }
