@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/heirloom-dev/heirloom/adapters"
 )
 
 // docs explains every key and section in one line, for Example.
@@ -27,7 +30,7 @@ var docs = map[string]string{
 
 	"adapters":                               "Harness adapters.",
 	"adapters.claude_code":                   "Claude Code.",
-	"adapters.claude_code.max_context_chars": "Cap on the context returned to one hook, 500..10000.",
+	"adapters.claude_code.max_context_chars": fmt.Sprintf("Cap on the context returned to one hook, %d..%d.", adapters.MaxContextCharsMin, adapters.MaxContextCharsMax),
 	"adapters.claude_code.transcript_roots":  "Directories transcripts may be read from (absolute, or starting with ~/).",
 	"adapters.claude_code.hook_read_bytes":   "Transcript bytes one hook reads while Claude Code waits; more is read in the background.",
 	"adapters.claude_code.max_read_bytes":    "The longest transcript record parsed; a longer one is skipped.",

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"net/netip"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/heirloom-dev/heirloom/adapters"
 )
 
 // scopePattern is what a memory scope may look like; it is used in store
@@ -90,9 +93,10 @@ func (c *Config) problems() []*Error {
 	}
 
 	cc := c.Adapters.ClaudeCode
-	if cc.MaxContextChars < 500 || cc.MaxContextChars > 10000 {
+	if cc.MaxContextChars < adapters.MaxContextCharsMin || cc.MaxContextChars > adapters.MaxContextCharsMax {
 		bad("adapters.claude_code.max_context_chars", cc.MaxContextChars,
-			"is not within 500..10000 (Claude Code replaces additionalContext over 10,000 characters)")
+			fmt.Sprintf("is not within %d..%d (Claude Code replaces additionalContext over %d characters)",
+				adapters.MaxContextCharsMin, adapters.MaxContextCharsMax, adapters.MaxContextCharsMax))
 	}
 	if len(cc.TranscriptRoots) == 0 {
 		bad("adapters.claude_code.transcript_roots", nil, "must list at least one directory")

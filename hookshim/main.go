@@ -75,7 +75,8 @@ func envDuration(env []string, key string, def time.Duration, stderr io.Writer) 
 }
 
 // maxContextChars reads HEIRLOOM_MAX_CONTEXT_CHARS, the cap of a merged additionalContext:
-// 500..10000 like adapters.claude_code.max_context_chars. Unset or invalid means
+// within adapters.MaxContextCharsMin..MaxContextCharsMax, like
+// adapters.claude_code.max_context_chars. Unset or invalid means
 // claudecode.DefaultMaxContextChars (invalid also warns).
 func maxContextChars(env []string, stderr io.Writer) int {
 	const def = claudecode.DefaultMaxContextChars
@@ -83,10 +84,10 @@ func maxContextChars(env []string, stderr io.Writer) int {
 	if v == "" {
 		return def
 	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 500 && n <= claudecode.ContextCap {
+	if n, err := strconv.Atoi(v); err == nil && n >= adapters.MaxContextCharsMin && n <= adapters.MaxContextCharsMax {
 		return n
 	}
-	fmt.Fprintf(stderr, "heirloom: HEIRLOOM_MAX_CONTEXT_CHARS=%q is not a number in 500..10000; using %d\n", v, def)
+	fmt.Fprintf(stderr, "heirloom: HEIRLOOM_MAX_CONTEXT_CHARS=%q is not a number in %d..%d; using %d\n", v, adapters.MaxContextCharsMin, adapters.MaxContextCharsMax, def)
 	return def
 }
 

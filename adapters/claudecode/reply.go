@@ -9,8 +9,9 @@ import (
 
 // ContextCap is the additionalContext length, in characters, above which Claude Code replaces
 // the context with a file path and a short preview. Reply does not enforce it: callers budget
-// their text below it, most important sections first.
-const ContextCap = 10000
+// their text below it, most important sections first. It is adapters.MaxContextCharsMax, the
+// largest cap a user may configure.
+const ContextCap = adapters.MaxContextCharsMax
 
 // DefaultMaxContextChars is the budget heirloom keeps additionalContext within when it is given
 // none (see Merge): under ContextCap, so Claude Code shows the context itself. It is
