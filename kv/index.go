@@ -163,6 +163,15 @@ type indexWriter struct {
 	loaded  bool
 	changed bool
 	counts  map[string]uint64
+	// removed names, for each turn whose postings remove deleted, one term it was indexed
+	// under: add reads that posting's stamp (the batch is not applied yet) to keep it.
+	removed map[turnRef]string
+}
+
+// turnRef names one turn of the writer's scope.
+type turnRef struct {
+	id  string
+	seq uint64
 }
 
 // indexWriter returns a writer for scope's postings in b, or nil when turns are not indexed now
@@ -203,7 +212,10 @@ func (w *indexWriter) load() error {
 	return nil
 }
 
-// add writes the postings of turn t of session id.
+// add writes the postings of turn t of session id. A turn that replaces one this writer
+// removed keeps the stamp it was first indexed under: a search's later pages, which leave out
+// turns indexed after their first page, then see the turn's new text rather than lose the turn,
+// and the other turns' scores do not move.
 func (w *indexWriter) add(id string, t *Turn) error {
 	if err := w.load(); err != nil {
 		return err
@@ -212,12 +224,19 @@ func (w *indexWriter) add(id string, t *Turn) error {
 	if length == 0 {
 		return nil
 	}
-	w.fig.Stamp++
+	stamp, err := w.replacedStamp(id, t.Seq)
+	if err != nil {
+		return err
+	}
+	if stamp == 0 {
+		w.fig.Stamp++
+		stamp = w.fig.Stamp
+	}
 	w.fig.Docs++
 	w.fig.Terms += length
 	w.changed = true
 	for term, tf := range w.counts {
-		v := encodePosting(posting{TF: tf, Len: length, Role: t.Role, At: t.At, Stamp: w.fig.Stamp})
+		v := encodePosting(posting{TF: tf, Len: length, Role: t.Role, At: t.At, Stamp: stamp})
 		if err := w.b.Set(postingKey(w.scope, term, id, t.Seq), v, nil); err != nil {
 			return err
 		}
@@ -237,12 +256,39 @@ func (w *indexWriter) remove(id string, t *Turn) error {
 	w.fig.Docs = max(w.fig.Docs, 1) - 1
 	w.fig.Terms -= min(w.fig.Terms, length)
 	w.changed = true
+	if w.removed == nil {
+		w.removed = map[turnRef]string{}
+	}
 	for term := range w.counts {
+		w.removed[turnRef{id, t.Seq}] = term
 		if err := w.b.Delete(postingKey(w.scope, term, id, t.Seq), nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replacedStamp returns the stamp of the turn (id, seq) this writer removed, from the store
+// (the batch's deletions are not applied yet); 0 when it removed none.
+func (w *indexWriter) replacedStamp(id string, seq uint64) (uint64, error) {
+	term, ok := w.removed[turnRef{id, seq}]
+	if !ok {
+		return 0, nil
+	}
+	delete(w.removed, turnRef{id, seq})
+	v, closer, err := w.r.Get(postingKey(w.scope, term, id, seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	p, err := decodePosting(v)
+	if err != nil {
+		return 0, err
+	}
+	return p.Stamp, nil
 }
 
 // flush writes the scope's figures when they changed.

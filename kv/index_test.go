@@ -122,8 +122,23 @@ func TestIndex_AppendUpsertDelete(t *testing.T) {
 	if got := postingsOf(t, s, "main", "only", false); !slices.Equal(got, []string{"a/1:1/2/assistant"}) {
 		t.Errorf("after the upsert, only: %v", got)
 	}
-	if f := figures(t, s, "main"); f.Docs != 3 || f.Terms != 8 {
-		t.Errorf("figures after the upsert: %+v, want 3 docs, 8 terms", f)
+	if f := figures(t, s, "main"); f.Docs != 3 || f.Terms != 8 || f.Stamp != 3 {
+		t.Errorf("figures after the upsert: %+v, want 3 docs, 8 terms, stamp 3", f)
+	}
+	// The replaced turn keeps its stamp, so that a search's later pages still see it.
+	x, err := s.IndexReader(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = x.Postings(ctx, "only", false, func(p kv.Posting) error {
+		if p.Stamp != 2 {
+			t.Errorf("the replaced turn's posting has stamp %d, want its first, 2", p.Stamp)
+		}
+		return nil
+	})
+	x.Close()
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	// Deleting a session takes its postings, turns and checkpoints, and nothing else.

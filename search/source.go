@@ -20,9 +20,10 @@ type Posting struct {
 	Len  int    // how many terms the turn has in all (its length for BM25)
 	Role string // the turn's role: "user", "assistant", "tool" or "system"
 	At   time.Time
-	// Stamp orders postings by when they were indexed (a counter of the store's). A cursor keeps
-	// the Stats.Stamp of its first page and later pages ignore postings above it, so pages stay
-	// stable while writes continue.
+	// Stamp orders postings by when their turn was first indexed (a counter of the store's; a
+	// turn replaced in place keeps its stamp). A cursor keeps the Stats.Stamp of its first page
+	// and later pages ignore postings above it, so pages stay stable while turns are added, and
+	// a turn that grows between pages is seen with its new text rather than lost.
 	Stamp uint64
 }
 
