@@ -19,7 +19,8 @@ import (
 // CI instead of waiting for a benchmark to be re-run.
 
 // crowd fills the scope with history that no reply of session root should read: finished runs
-// of other sessions and of root itself, other sessions, and checkpoints of both.
+// of other sessions and of root itself, other sessions with indexed turns in the words root's
+// own turns use, and checkpoints of both.
 func crowd(t *testing.T, e *engine.Engine, root string, runs int) {
 	t.Helper()
 	ctx := context.Background()
@@ -55,6 +56,22 @@ func crowd(t *testing.T, e *engine.Engine, root string, runs int) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	for i := range min(runs, 50) {
+		if i%10 == 0 {
+			continue // root's: it has no session of its own here
+		}
+		turns := make([]kv.Turn, 20)
+		for j := range turns {
+			turns[j] = kv.Turn{Role: []string{"user", "assistant"}[j%2], SourceID: fmt.Sprintf("t%d", j),
+				Text: fmt.Sprintf("step %d: keep the parser API stable while reading parse.go", j)}
+		}
+		if _, _, err := e.Store.UpsertTurns(ctx, "default", fmt.Sprintf("other-%d", i), turns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs > 0 && e.Store.IndexStatus().Building {
+		t.Fatal("the search index is not kept as turns arrive")
 	}
 	for i := range 200 {
 		if _, err := e.Store.PutCheckpoint(ctx, kv.Checkpoint{Scope: "default", SessionID: fmt.Sprintf("other-%d", i%50), Trigger: kv.TriggerPeriodic}); err != nil {
@@ -115,10 +132,11 @@ func TestSubagentStart_Cost(t *testing.T) {
 		t.Errorf("crowded: block without the parent's latest work or its finished sub-agents:\n%s", crowdedBlock)
 	}
 	// Sessions: the top-level session as touchSession updates it, and the parent's one view.
-	// Runs: the pending spawn, and the same run as the pairing updates it.
-	want := kv.Stats{Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 2}
+	// Runs: the pending spawn, and the same run as the pairing updates it. Gets and Iterators
+	// are as measured with the search index on (serve's store): each new one needs a reason.
+	want := kv.Stats{Gets: 8, Iterators: 4, Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 2}
 	got := empty
-	got.Gets, got.Iterators, got.Turns = 0, 0, 0
+	got.Turns = 0
 	if got != want {
 		t.Errorf("decodes and commits per SubagentStart: got %+v, want %+v", got, want)
 	}
@@ -167,9 +185,11 @@ func TestInject_Cost(t *testing.T) {
 	if !strings.Contains(text, "## Inherited from Parent Session") || !strings.Contains(text, "turn 199") {
 		t.Fatalf("inject without the parent's latest turns:\n%s", text)
 	}
-	want := kv.Stats{Sessions: 2, Checkpoints: 1}
+	// Gets and Iterators as measured with the search index on: the child, the parent's session
+	// record, its turns and its checkpoint.
+	want := kv.Stats{Gets: 3, Iterators: 2, Sessions: 2, Checkpoints: 1}
 	got := empty
-	got.Gets, got.Iterators, got.Turns = 0, 0, 0
+	got.Turns = 0
 	if got != want {
 		t.Errorf("decodes and commits per inject: got %+v, want %+v", got, want)
 	}
@@ -201,7 +221,9 @@ func TestCheckpoint_Cost(t *testing.T) {
 	if crowded.Runs != 1000 || empty.Runs != 0 {
 		t.Errorf("runs decoded per checkpoint: got %d empty, %d crowded; want 0 and the session's own 1000", empty.Runs, crowded.Runs)
 	}
-	if crowded.Sessions != empty.Sessions || crowded.Turns != empty.Turns || crowded.Checkpoints != empty.Checkpoints {
+	// Each of its own runs is one Get through the parent index; nothing else grows.
+	if crowded.Sessions != empty.Sessions || crowded.Turns != empty.Turns || crowded.Checkpoints != empty.Checkpoints ||
+		crowded.Iterators != empty.Iterators || crowded.Gets-crowded.Runs != empty.Gets || crowded.Commits != empty.Commits {
 		t.Errorf("checkpoint cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
 	}
 }
@@ -231,5 +253,37 @@ func TestSpawnCheckpoint_Cost(t *testing.T) {
 	}
 	if len(c.Digest.FinishedRuns) != 8 {
 		t.Errorf("spawn checkpoint: got %d finished runs, want the 8 latest", len(c.Digest.FinishedRuns))
+	}
+}
+
+// TestPrompt_Cost: a prompt's hook, which ingests the transcript's new turns and writes their
+// search postings in the same batch, reads the same with 10,000 runs, 50 other sessions, their
+// indexed turns in the same words and 200 checkpoints in the scope as with none.
+func TestPrompt_Cost(t *testing.T) {
+	cost := func(runsInScope int) kv.Stats {
+		tr := cct.NewTree(t, "P")
+		e := openEngine(t, tr, noPeriodic)
+		cct.AppendLines(t, tr.Transcript, exchange("P", 0, "the first prompt", "ok")...)
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
+		crowd(t, e, "P", runsInScope)
+		cct.AppendLines(t, tr.Transcript, exchange("P", 1, "step 1: keep the parser API stable while reading parse.go", "reading parse.go now")...)
+		before := e.Store.Stats()
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "next"}))
+		cost := e.Store.Stats().Sub(before)
+		if n := mustSession(t, e, "P").TurnCount; n != 4 {
+			t.Fatalf("turns stored: got %d, want 4 (the prompt's hook ingests the new two)", n)
+		}
+		return cost
+	}
+	empty, crowded := cost(0), cost(10000)
+	// Sessions: the one read of the session before its transcript, and the record the ingest
+	// writes; one Get is the scope's index figures (turn and term counts), which the new postings
+	// update.
+	want := kv.Stats{Gets: 5, Sessions: 2, Commits: 2}
+	if empty != want {
+		t.Errorf("reads per prompt: got %+v, want %+v", empty, want)
+	}
+	if crowded != empty {
+		t.Errorf("cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
 	}
 }

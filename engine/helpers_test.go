@@ -13,13 +13,16 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
+	"github.com/heirloom-dev/heirloom/search"
 )
 
 // openEngine opens an engine over a real store in a temp dir that reads transcripts under
-// tr.Root; both close at cleanup. configure runs before Open.
+// tr.Root; both close at cleanup. configure runs before Open. The store keeps the search index,
+// as serve's does, so what the tests count includes the postings written with every turn.
 func openEngine(t testing.TB, tr cct.Tree, configure func(*engine.Engine)) *engine.Engine {
 	t.Helper()
 	store := kv.NewStore(t.TempDir())
+	store.Index = search.Analyzer{}
 	if err := store.Open(); err != nil {
 		t.Fatal(err)
 	}
