@@ -71,7 +71,14 @@ type cursor struct {
 	Score   float64 `json:"sc"`
 	Session string  `json:"ss"`
 	Seq     uint64  `json:"sq"`
+	// DF holds the document frequencies the first page scored its terms with (up to
+	// maxCursorTerms of them): turns deleted since must not move the scores.
+	DF map[string]int `json:"df,omitempty"`
 }
+
+// maxCursorTerms bounds the document frequencies a cursor keeps (a prefix may match many
+// terms); the rest are counted again on each page.
+const maxCursorTerms = 64
 
 const cursorVersion = 1
 
@@ -85,7 +92,7 @@ type candidate struct {
 
 // Run evaluates q over src. Each term's postings are read once; documents indexed after the
 // first page's snapshot (by Stamp) are ignored on later pages, and scores use the first page's
-// collection figures, so pages stay stable while writes go on.
+// collection figures and document frequencies, so pages stay stable while writes go on.
 func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 	limit := o.Limit
 	if limit <= 0 {
@@ -111,7 +118,10 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 	if cur != nil {
 		st = Stats{Docs: cur.Docs, Terms: cur.Terms, Stamp: cur.Stamp}
 	}
-	r := runner{src: src, st: st, o: o, allowed: map[string]bool{}}
+	r := runner{src: src, st: st, o: o, allowed: map[string]bool{}, df: map[string]int{}}
+	if cur != nil && cur.DF != nil {
+		r.df = cur.DF
+	}
 	if st.Docs > 0 {
 		r.avgLen = float64(st.Terms) / float64(st.Docs)
 	}
@@ -175,7 +185,7 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 	}
 	if more {
 		last := list[len(list)-1]
-		page.Cursor = encodeCursor(cursor{V: cursorVersion, Hash: hash, Docs: st.Docs, Terms: st.Terms, Stamp: st.Stamp, Score: last.score, Session: last.doc.Session, Seq: last.doc.Seq})
+		page.Cursor = encodeCursor(cursor{V: cursorVersion, Hash: hash, Docs: st.Docs, Terms: st.Terms, Stamp: st.Stamp, Score: last.score, Session: last.doc.Session, Seq: last.doc.Seq, DF: r.df})
 	}
 	return page, nil
 }
@@ -207,6 +217,7 @@ type runner struct {
 	avgLen  float64
 	o       Options
 	allowed map[string]bool
+	df      map[string]int // the document frequencies scored with: a cursor's, and new ones
 }
 
 func (r *runner) allow(session string) (bool, error) {
@@ -329,7 +340,14 @@ func (r *runner) term(ctx context.Context, term string, prefix bool) (map[Doc]*c
 	slices.Sort(names)
 	for _, t := range names {
 		hits := byTerm[t]
-		idf := r.idf(len(hits))
+		df, ok := r.df[t]
+		if !ok {
+			df = len(hits)
+			if len(r.df) < maxCursorTerms {
+				r.df[t] = df
+			}
+		}
+		idf := r.idf(df)
 		for _, h := range hits {
 			if c := docs[h.doc]; c != nil {
 				c.score += idf * bm25TF(h.tf, c.len, r.avgLen)

@@ -355,6 +355,48 @@ func TestRun_PagesWhileWriting(t *testing.T) {
 	}
 }
 
+// TestRun_PagesWhileDeleting: turns deleted between pages (a session deleted) are left out of
+// later pages, and the others keep their order: no hit is repeated or skipped, although the
+// deletions change every remaining turn's score.
+func TestRun_PagesWhileDeleting(t *testing.T) {
+	for _, query := range []string{"deploy", "depl*", "deploy rollout"} {
+		m := newMemSource()
+		for i := range 40 {
+			m.add(fmt.Sprint("s", i%5), uint64(i), "user", t0, strings.Repeat("deploy ", 1+i%4)+"deployment rollout "+strings.Repeat("x ", i%3))
+		}
+		full := hitNames(search(t, m, query, Options{Limit: MaxLimit}))
+		gone := map[string]bool{}
+		next := 0
+		got := pages(t, m, query, Options{Limit: 3}, func(int) {
+			// Delete the turns of session s4 one by one, shown already or not.
+			for next < 40 && next%5 != 4 {
+				next++
+			}
+			if next < 40 {
+				m.remove(Doc{"s4", uint64(next)})
+				gone[fmt.Sprintf("s4/%d", next)] = true
+				next++
+			}
+		})
+		seen := map[string]bool{}
+		var want []string
+		for _, h := range full {
+			if !gone[h] || slices.Contains(got, h) {
+				want = append(want, h)
+			}
+		}
+		for _, h := range got {
+			if seen[h] {
+				t.Errorf("%s: %s shown twice", query, h)
+			}
+			seen[h] = true
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: pages while deleting:\n%v\nwant %v", query, got, want)
+		}
+	}
+}
+
 func TestRun_Cursor(t *testing.T) {
 	m := newMemSource()
 	for i := range 10 {

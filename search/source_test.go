@@ -52,6 +52,19 @@ func (m *memSource) add(session string, seq uint64, role string, at time.Time, t
 	return d
 }
 
+// remove deletes a turn and its postings, as the store does when a session is deleted.
+func (m *memSource) remove(d Doc) {
+	md, ok := m.docs[d]
+	if !ok {
+		panic(fmt.Sprintf("no turn %v", d))
+	}
+	delete(m.docs, d)
+	if md.len > 0 {
+		m.stats.Docs--
+		m.stats.Terms -= uint64(md.len)
+	}
+}
+
 func (m *memSource) Stats(ctx context.Context) (Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
