@@ -159,3 +159,32 @@ func TestSearch_PagesWhileStreaming(t *testing.T) {
 		t.Errorf("pages while streaming: %v\nwant %v", got, full)
 	}
 }
+
+// TestSearch_PagesWhileDeleting: a session deleted between pages (its postings gone) leaves
+// later pages without its turns, and the others where they were: none repeated or skipped.
+func TestSearch_PagesWhileDeleting(t *testing.T) {
+	for _, query := range []string{"depl*", "deploy rollback", "ticket"} {
+		e := seedSearch(t)
+		q := engine.SearchQuery{Query: query, Limit: search.MaxLimit}
+		full := allPages(t, e, q, nil)
+		q.Limit = 2
+		deleted := false
+		got := allPages(t, e, q, func() {
+			if !deleted {
+				if _, err := e.Store.DeleteSession(t.Context(), "default", "o"); err != nil {
+					t.Fatal(err)
+				}
+				deleted = true
+			}
+		})
+		var want []string
+		for i, h := range full {
+			if i < 2 || !strings.HasPrefix(h, "o/") {
+				want = append(want, h)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: pages while deleting:\n%v\nwant %v", query, got, want)
+		}
+	}
+}
