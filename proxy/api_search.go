@@ -107,7 +107,8 @@ type DeleteReply struct {
 }
 
 // deleteSession serves DELETE /api/sessions/{key}: the session, its turns, their postings and
-// its checkpoints are removed (kv.Store.DeleteSession); 404 when it is not stored.
+// its checkpoints are removed (engine.Engine.DeleteSession, under the session's lock, between
+// two of its events); 404 when it is not stored.
 func (s *Server) deleteSession(r *http.Request) (any, error) {
 	key, err := pathKey(r)
 	if err != nil {
@@ -117,7 +118,7 @@ func (s *Server) deleteSession(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.store().DeleteSession(r.Context(), p.scope(s.scope()), key)
+	d, err := s.Engine.DeleteSession(r.Context(), p.scope(s.scope()), key)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}
