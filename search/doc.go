@@ -43,10 +43,12 @@
 //
 // # Pages
 //
-// A page's cursor holds the first page's collection figures and stamp, the last hit handed out,
-// and a hash of the query and its filters. Later pages ignore postings stamped after the first
-// page, and score with its figures, so pages neither repeat nor skip hits while new turns are
-// indexed. A cursor from another query or other filters is refused (CursorError).
+// A page's cursor holds the first page's collection figures, stamp and document frequencies,
+// the last hit handed out, and a hash of the query and its filters. Later pages ignore postings
+// stamped after the first page and score with its figures, so pages neither repeat nor skip hits
+// while turns are added or deleted; a turn replaced in place keeps its stamp (the store's rule)
+// and shows with its new text. A cursor from another query or other filters is refused
+// (CursorError).
 //
 // # Snippets
 //
