@@ -188,7 +188,12 @@ func (s indexSource) Postings(ctx context.Context, term string, prefix bool, fn 
 	})
 }
 
+// Text is the turn as it was indexed (kv.IndexedText: its tool's name, then its text), so that
+// a hit found by the tool's name gets its snippet and a phrase may span the two.
 func (s indexSource) Text(ctx context.Context, d search.Doc) (string, error) {
 	t, err := s.x.Turn(ctx, d.Session, d.Seq)
-	return t.Text, err
+	if err != nil {
+		return "", err
+	}
+	return kv.IndexedText(&t), nil
 }

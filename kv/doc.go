@@ -62,7 +62,8 @@
 // holds, written in the batch that stores, replaces or deletes the turn, so index and turns
 // agree after any crash. A posting's value is uvarints: the term's count in the turn, the turn's
 // length in terms, its role as one byte, its time (varint Unix seconds, 0 when unknown) and the
-// scope's stamp when it was indexed (y's counter: search keeps pages stable with it). y holds the
+// scope's stamp when it was first indexed (y's counter: search keeps pages stable with it; a turn
+// replaced in place, as a streamed message grows, keeps its first stamp). y holds the
 // scope's figures for ranking: turns indexed, their lengths summed, the last stamp. m"index"
 // records the Indexer's version and whether the index is whole; Open marks a store whose index
 // is not whole under this version as due, and Reindex rebuilds it chunk by chunk (index_build.go)

@@ -131,8 +131,9 @@ func decodePosting(v []byte) (posting, error) {
 	return p, nil
 }
 
-// indexedText is what a turn is found by: its text and its tool's name.
-func indexedText(t *Turn) string {
+// IndexedText is what a turn is found by: its tool's name (on a line of its own, when it has
+// one) and its text. Searches check phrases and cut snippets from this same text.
+func IndexedText(t *Turn) string {
 	if t.Tool == "" {
 		return t.Text
 	}
@@ -142,7 +143,7 @@ func indexedText(t *Turn) string {
 // termCounts runs the indexer over a turn: each term's count, and the turn's length.
 func termCounts(ix Indexer, t *Turn, counts map[string]uint64) (length uint64) {
 	clear(counts)
-	ix.Terms(indexedText(t), func(term string) {
+	ix.Terms(IndexedText(t), func(term string) {
 		if term == "" || len(term) > MaxTermBytes || strings.IndexByte(term, sep) >= 0 {
 			return
 		}

@@ -145,6 +145,13 @@ func TestAPI_Search(t *testing.T) {
 			}
 		}
 	})
+	t.Run("ToolName", func(t *testing.T) {
+		// A turn found by its tool's name shows that name marked in its snippet.
+		reply := searchFor(t, s, proxy.SearchRequest{Query: "bash"})
+		if len(reply.Hits) != 1 || !strings.Contains(reply.Hits[0].Snippet, "**Bash**") {
+			t.Errorf("hits %+v: want r:a/1 with **Bash** in its snippet", reply.Hits)
+		}
+	})
 	t.Run("Redacted", func(t *testing.T) {
 		reply := searchFor(t, s, proxy.SearchRequest{Query: "GITHUB_TOKEN"})
 		if len(reply.Hits) != 1 {
