@@ -80,7 +80,9 @@ var ErrReindexRunning = errors.New("a reindex is already running")
 func (s *Store) IndexStatus() IndexStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := IndexStatus{Enabled: s.Index != nil, Building: s.ixBuilding, Running: s.ixRunning, Done: s.ixDone, Total: s.ixTotal}
+	// Total is counted when the rebuild starts; turns stored meanwhile past its position are
+	// indexed by it too, so Done may pass Total: the progress shown stops at Total.
+	st := IndexStatus{Enabled: s.Index != nil, Building: s.ixBuilding, Running: s.ixRunning, Done: min(s.ixDone, s.ixTotal), Total: s.ixTotal}
 	if s.Index != nil {
 		st.Version = s.Index.Version()
 	}
