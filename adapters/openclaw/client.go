@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -21,8 +20,8 @@ const (
 	DefaultGatewayURL       = "ws://127.0.0.1:18789" // where a local Gateway listens
 	DefaultHandshakeTimeout = 10 * time.Second       // dial, connect.challenge and hello-ok together
 	DefaultRequestTimeout   = 30 * time.Second       // OpenClaw's own client waits as long per request
-	DefaultBackoffMin       = 250 * time.Millisecond
-	DefaultBackoffMax       = 30 * time.Second
+	DefaultBackoffMin       = follow.DefaultBackoffMin
+	DefaultBackoffMax       = follow.DefaultBackoffMax
 	DefaultMaxFrameBytes    = 25 << 20 // the Gateway's policy.maxPayload
 	DefaultQueueBytes       = 64 << 20
 	DefaultResyncSessions   = 20
@@ -170,37 +169,21 @@ type Client struct {
 }
 
 var (
-	_ io.Closer       = (*Client)(nil)
-	_ adapters.Stream = (*Client)(nil)
+	_ adapters.Stream    = (*Client)(nil) // and so an io.Closer
+	_ adapters.Describer = (*Client)(nil)
 )
 
-// NewClient returns a Client for the Gateway at url that hands events to sink, with every
-// optional field set to its default.
-func NewClient(url string, sink adapters.Sink) *Client {
-	return &Client{
-		URL:              url,
-		Sink:             sink,
-		HandshakeTimeout: DefaultHandshakeTimeout,
-		RequestTimeout:   DefaultRequestTimeout,
-		BackoffMin:       DefaultBackoffMin,
-		BackoffMax:       DefaultBackoffMax,
-		MaxFrameBytes:    DefaultMaxFrameBytes,
-		QueueBytes:       DefaultQueueBytes,
-		ResyncSessions:   DefaultResyncSessions,
-		ListLimit:        DefaultListLimit,
-	}
-}
+// NewClient returns a Client for the Gateway at url that hands events to sink. Its optional fields
+// are zero, which each field documents as its default: Open applies the defaults, once.
+func NewClient(url string, sink adapters.Sink) *Client { return &Client{URL: url, Sink: sink} }
 
 // Open validates the fields and starts the connection loop in the background. It does not wait
 // for the Gateway: an unreachable Gateway is retried, not an error. The loop stops when Close
 // is called or ctx is canceled; call Close in either case to wait for it. Open fails on a bad
 // field, when the Client is already open, and after Close.
 func (c *Client) Open(ctx context.Context) error {
-	if err := c.loop.Open(ctx, c.setup, c.run); err != nil {
-		return fmt.Errorf("open openclaw client %q: %w", c.URL, err)
-	}
-	c.log.Info("following the Gateway")
-	return nil
+	return c.loop.Start(ctx, follow.Settings{Client: "openclaw client", URL: c.URL, Scheme: "ws", Sink: c.Sink,
+		Logger: c.Logger, BackoffMin: c.BackoffMin, BackoffMax: c.BackoffMax, Following: "following the Gateway"}, c.setup, c.run)
 }
 
 // Close stops the connection loop, closes the connection with 1000 (waiting at most a moment
@@ -208,33 +191,20 @@ func (c *Client) Open(ctx context.Context) error {
 // to call more than once, concurrently, and without Open; it always returns nil. A Sink that
 // ignores its context can delay it.
 func (c *Client) Close() error {
-	if c.loop.Close() {
-		c.log.Info("closed")
-	}
+	c.loop.Stop(nil)
 	return nil
 }
 
-// setup validates the exported fields and derives what the loop reads. Called by Open, with the
+// setup validates the exported fields follow.Settings does not carry and derives what the loop
+// reads. Called by Open (through follow.Loop.Start, once it checked the shared ones), with the
 // loop locked.
-func (c *Client) setup() error {
-	if err := follow.CheckURL(c.URL, "ws"); err != nil {
-		return err
+func (c *Client) setup(o follow.Opened) error {
+	if c.HandshakeTimeout < 0 || c.RequestTimeout < 0 || c.MaxFrameBytes < 0 || c.QueueBytes < 0 || c.ListLimit < 0 {
+		return errors.New("negative HandshakeTimeout, RequestTimeout, MaxFrameBytes, QueueBytes or ListLimit")
 	}
-	if c.Sink == nil {
-		return errors.New("no Sink")
-	}
-	if c.HandshakeTimeout < 0 || c.RequestTimeout < 0 || c.BackoffMin < 0 || c.BackoffMax < 0 ||
-		c.MaxFrameBytes < 0 || c.QueueBytes < 0 || c.ListLimit < 0 {
-		return errors.New("negative HandshakeTimeout, RequestTimeout, BackoffMin, BackoffMax, MaxFrameBytes, QueueBytes or ListLimit")
-	}
-	c.log = follow.OrDiscard(c.Logger)
+	c.log, c.backoff = o.Log, o.Backoff
 	c.handshakeWait = follow.OrDefault(c.HandshakeTimeout, DefaultHandshakeTimeout)
 	c.requestTimeout = follow.OrDefault(c.RequestTimeout, DefaultRequestTimeout)
-	backoff, err := follow.NewBackoff(c.BackoffMin, c.BackoffMax, DefaultBackoffMin, DefaultBackoffMax)
-	if err != nil {
-		return err
-	}
-	c.backoff = backoff
 	c.maxFrameBytes = follow.OrDefault(c.MaxFrameBytes, DefaultMaxFrameBytes)
 	c.queueBytes = follow.OrDefault(c.QueueBytes, DefaultQueueBytes)
 	if c.queueBytes < c.maxFrameBytes {

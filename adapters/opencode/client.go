@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -18,8 +16,8 @@ import (
 const (
 	DefaultIdleTimeout    = 30 * time.Second // OpenCode sends a heartbeat about every 10 s
 	DefaultHeaderTimeout  = 5 * time.Second  // a starting OpenCode may never answer an early /event
-	DefaultBackoffMin     = 250 * time.Millisecond
-	DefaultBackoffMax     = 30 * time.Second
+	DefaultBackoffMin     = follow.DefaultBackoffMin
+	DefaultBackoffMax     = follow.DefaultBackoffMax
 	DefaultMaxEventBytes  = 32 << 20 // tool outputs make multi-MiB events
 	DefaultResyncSessions = 20
 	DefaultRESTTimeout    = 30 * time.Second // per REST call of a resync, with the default HTTPClient
@@ -118,71 +116,44 @@ type Client struct {
 	stats follow.Counters
 }
 
-var (
-	_ io.Closer       = (*Client)(nil)
-	_ adapters.Stream = (*Client)(nil)
-)
+var _ adapters.Stream = (*Client)(nil) // and so an io.Closer
 
-// NewClient returns a Client for the server at url that hands events to sink, with every
-// optional field set to its default.
-func NewClient(url string, sink adapters.Sink) *Client {
-	return &Client{
-		URL:            url,
-		Sink:           sink,
-		IdleTimeout:    DefaultIdleTimeout,
-		BackoffMin:     DefaultBackoffMin,
-		BackoffMax:     DefaultBackoffMax,
-		MaxEventBytes:  DefaultMaxEventBytes,
-		ResyncSessions: DefaultResyncSessions,
-	}
-}
+// NewClient returns a Client for the server at url that hands events to sink. Its optional fields
+// are zero, which each field documents as its default: Open applies the defaults, once.
+func NewClient(url string, sink adapters.Sink) *Client { return &Client{URL: url, Sink: sink} }
 
 // Open validates the fields and starts the connection loop in the background. It does not wait
 // for the server: an unreachable server is retried, not an error. The loop stops when Close is
 // called or ctx is canceled; call Close in either case to wait for it and release connections.
 // Open fails on a bad field, when the Client is already open, and after Close.
 func (c *Client) Open(ctx context.Context) error {
-	if err := c.loop.Open(ctx, c.setup, c.run); err != nil {
-		return fmt.Errorf("open opencode client %q: %w", c.URL, err)
-	}
-	c.log.Info("following /event")
-	return nil
+	return c.loop.Start(ctx, follow.Settings{Client: "opencode client", URL: c.URL, Scheme: "http", Sink: c.Sink,
+		Logger: c.Logger, BackoffMin: c.BackoffMin, BackoffMax: c.BackoffMax, Following: "following /event"}, c.setup, c.run)
 }
 
 // Close stops the connection loop, waits for every goroutine the Client started and releases
 // its idle connections. It is safe to call more than once, concurrently, and without Open; it
 // always returns nil. A Sink that ignores its context can delay it.
 func (c *Client) Close() error {
-	if c.loop.Close() {
+	c.loop.Stop(func() {
 		if c.ownTransport != nil {
 			c.ownTransport.CloseIdleConnections()
 		}
-		c.log.Info("closed")
-	}
+	})
 	return nil
 }
 
-// setup validates the exported fields and derives what the loop reads. Called by Open, with the
+// setup validates the exported fields follow.Settings does not carry and derives what the loop
+// reads. Called by Open (through follow.Loop.Start, once it checked the shared ones), with the
 // loop locked.
-func (c *Client) setup() error {
-	if err := follow.CheckURL(c.URL, "http"); err != nil {
-		return err
+func (c *Client) setup(o follow.Opened) error {
+	if c.IdleTimeout < 0 || c.MaxEventBytes < 0 {
+		return errors.New("negative IdleTimeout or MaxEventBytes")
 	}
-	if c.Sink == nil {
-		return errors.New("no Sink")
-	}
-	if c.IdleTimeout < 0 || c.BackoffMin < 0 || c.BackoffMax < 0 || c.MaxEventBytes < 0 {
-		return errors.New("negative IdleTimeout, BackoffMin, BackoffMax or MaxEventBytes")
-	}
-	c.log = follow.OrDiscard(c.Logger)
+	c.log, c.backoff = o.Log, o.Backoff
 	c.base = strings.TrimRight(c.URL, "/")
 	c.idle = follow.OrDefault(c.IdleTimeout, DefaultIdleTimeout)
 	c.headerWait = follow.OrDefault(c.HeaderTimeout, min(c.idle, DefaultHeaderTimeout))
-	backoff, err := follow.NewBackoff(c.BackoffMin, c.BackoffMax, DefaultBackoffMin, DefaultBackoffMax)
-	if err != nil {
-		return err
-	}
-	c.backoff = backoff
 	c.maxEventBytes = follow.OrDefault(c.MaxEventBytes, DefaultMaxEventBytes)
 	c.resyncLimit = follow.OrDefault(c.ResyncSessions, DefaultResyncSessions)
 

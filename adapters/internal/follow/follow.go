@@ -1,9 +1,11 @@
 // Package follow is what the two stream clients (adapters/opencode's SSE client and
 // adapters/openclaw's Gateway client) share around their own protocols: the New → Open → Close
-// lifecycle of a background connection loop (Loop), the jittered exponential backoff between its
-// attempts (Backoff, Sleep), the counters every adapters.Stream reports (Counters), the way both
-// hand events to their Sink and skip bad input (Counters.Deliver, Counters.Skip), and the checks
-// and defaults of the fields they share (CheckURL, NewBackoff, OrDefault, OrDiscard).
+// lifecycle of a background connection loop (Loop; a client's Open and Close are Loop.Start and
+// Loop.Stop, which check the fields every client has, Settings, and log), the jittered
+// exponential backoff between its attempts (Backoff, Sleep), the counters every adapters.Stream
+// reports (Counters), the way both hand events to their Sink and skip bad input
+// (Counters.Deliver, Counters.Skip), and the checks and defaults of the fields they share
+// (CheckURL, NewBackoff, OrDefault, OrDiscard).
 package follow
 
 import (
@@ -27,12 +29,14 @@ var (
 
 // Loop runs a client's background loop under a context the Loop owns. The zero Loop is ready to
 // Open. Open starts the loop once; Close stops it, waits for it, and makes every later Open fail,
-// so a client built on a Loop is not reusable.
+// so a client built on a Loop is not reusable. A stream client's own Open and Close are Start
+// and Stop, which add the wrapping and logging both clients do.
 type Loop struct {
 	mu     sync.Mutex
 	state  state
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	log    adapters.Logger // Start's, for Stop; set under mu; nil after a plain Open
 }
 
 type state int
@@ -81,6 +85,86 @@ func (l *Loop) Close() (wasOpen bool) {
 	}
 	l.wg.Wait()
 	return wasOpen
+}
+
+// DefaultBackoffMin and DefaultBackoffMax are the wait between a client's connection attempts
+// when its BackoffMin and BackoffMax are zero.
+const (
+	DefaultBackoffMin = 250 * time.Millisecond
+	DefaultBackoffMax = 30 * time.Second
+)
+
+// Settings are the fields every stream client has, as its Open hands them to Start.
+type Settings struct {
+	// Client names the kind of client in Start's errors, before its URL: "opencode client".
+	Client string
+	// URL is the harness's address: Scheme or its secure variant, a host, no query (CheckURL).
+	URL, Scheme string
+	// Sink receives the client's events. Required.
+	Sink adapters.Sink
+	// Logger is the client's; nil: silent.
+	Logger adapters.Logger
+	// BackoffMin and BackoffMax bound the wait between connection attempts (see Backoff); zero
+	// means DefaultBackoffMin, DefaultBackoffMax; negative, or Min above Max, is refused.
+	BackoffMin, BackoffMax time.Duration
+	// Following says what the client follows, logged at Info once it runs: "following /event".
+	Following string
+}
+
+// Opened is what Start derived from a client's Settings, for its setup.
+type Opened struct {
+	Log     adapters.Logger // Settings.Logger, or one that drops every line
+	Backoff Backoff         // Min and Max only; the loop copies it
+}
+
+// Start is a stream client's Open: it checks s, derives Opened from it and calls setup with it
+// (which checks and derives the client's own fields), then starts run, all as Open does; an
+// error reads `open CLIENT "URL": …`. Once the loop runs it logs s.Following at Info; Stop logs
+// on the same logger.
+func (l *Loop) Start(ctx context.Context, s Settings, setup func(Opened) error, run func(ctx context.Context)) error {
+	var log adapters.Logger
+	err := l.Open(ctx, func() error {
+		if err := CheckURL(s.URL, s.Scheme); err != nil {
+			return err
+		}
+		if s.Sink == nil {
+			return errors.New("no Sink")
+		}
+		if s.BackoffMin < 0 || s.BackoffMax < 0 {
+			return errors.New("negative BackoffMin or BackoffMax")
+		}
+		b, err := NewBackoff(s.BackoffMin, s.BackoffMax, DefaultBackoffMin, DefaultBackoffMax)
+		if err != nil {
+			return err
+		}
+		o := Opened{Log: OrDiscard(s.Logger), Backoff: b}
+		if err := setup(o); err != nil {
+			return err
+		}
+		l.log, log = o.Log, o.Log
+		return nil
+	}, run)
+	if err != nil {
+		return fmt.Errorf("open %s %q: %w", s.Client, s.URL, err)
+	}
+	log.Info(s.Following)
+	return nil
+}
+
+// Stop is a stream client's Close: Close, and when this call closed the running loop, release
+// (nil: nothing to release) and "closed" logged at Info on Start's logger. Safe to call more than
+// once, concurrently, and without Start; every call returns only once the loop has.
+func (l *Loop) Stop(release func()) {
+	if !l.Close() {
+		return
+	}
+	if release != nil {
+		release()
+	}
+	l.mu.Lock()
+	log := OrDiscard(l.log)
+	l.mu.Unlock()
+	log.Info("closed")
 }
 
 // Backoff is the wait between a client's connection attempts: it starts at Min, doubles after

@@ -105,6 +105,83 @@ func TestLoop(t *testing.T) {
 	})
 }
 
+// Start checks the fields every client shares before the client's own setup, hands it the
+// logger and backoff it derived, and logs the start; Stop releases and logs "closed" once.
+func TestStart(t *testing.T) {
+	sink := sinkFunc(func(context.Context, adapters.Event) error { return nil })
+	good := follow.Settings{Client: "test client", URL: "http://127.0.0.1:1", Scheme: "http", Sink: sink, Following: "following /x"}
+	untilDone := func(ctx context.Context) { <-ctx.Done() }
+	t.Run("OK", func(t *testing.T) {
+		streamtest.CheckGoroutines(t)
+		var l follow.Loop
+		var log streamtest.Logger
+		s := good
+		s.Logger, s.BackoffMax = &log, time.Minute
+		var got follow.Opened
+		if err := l.Start(t.Context(), s, func(o follow.Opened) error { got = o; return nil }, untilDone); err != nil {
+			t.Fatal(err)
+		}
+		if got.Log != &log || got.Backoff.Min != follow.DefaultBackoffMin || got.Backoff.Max != time.Minute {
+			t.Errorf("setup got %+v, want the Logger and backoff %v..%v", got, follow.DefaultBackoffMin, time.Minute)
+		}
+		released := 0
+		for range 2 {
+			l.Stop(func() { released++ })
+		}
+		if released != 1 || log.Count("INFO following /x") != 1 || log.Count("INFO closed") != 1 {
+			t.Errorf("released %d times; log %q; want once each", released, log.Lines())
+		}
+		if err := l.Start(t.Context(), s, func(follow.Opened) error { return nil }, untilDone); !errors.Is(err, follow.ErrClosed) {
+			t.Errorf("Start after Stop: got %v, want ErrClosed", err)
+		}
+	})
+	t.Run("NilLogger", func(t *testing.T) {
+		var l follow.Loop
+		var got follow.Opened
+		if err := l.Start(t.Context(), good, func(o follow.Opened) error { got = o; return nil }, untilDone); err != nil {
+			t.Fatal(err)
+		}
+		got.Log.Info("dropped") // must not panic
+		l.Stop(nil)
+	})
+	t.Run("StopWithoutStart", func(t *testing.T) {
+		var l follow.Loop
+		l.Stop(func() { t.Error("released without a Start") })
+	})
+	setupErr := errors.New("bad own field")
+	for _, tc := range []struct {
+		name   string
+		change func(*follow.Settings)
+		setup  error
+	}{
+		{"ErrURL", func(s *follow.Settings) { s.URL = "ws://127.0.0.1:1" }, nil},
+		{"ErrNoSink", func(s *follow.Settings) { s.Sink = nil }, nil},
+		{"ErrNegativeBackoff", func(s *follow.Settings) { s.BackoffMin = -1 }, nil},
+		{"ErrBackoffInverted", func(s *follow.Settings) { s.BackoffMin, s.BackoffMax = time.Second, time.Millisecond }, nil},
+		{"ErrSetup", func(*follow.Settings) {}, setupErr},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l follow.Loop
+			var log streamtest.Logger
+			s := good
+			s.Logger = &log
+			tc.change(&s)
+			ran := false
+			err := l.Start(t.Context(), s, func(follow.Opened) error { ran = true; return tc.setup }, untilDone)
+			if err == nil {
+				t.Fatal("got nil, want an error")
+			}
+			if tc.setup != nil && !errors.Is(err, tc.setup) || tc.setup == nil && ran {
+				t.Errorf("got %v, setup ran %v: the shared fields are checked before setup, whose error is kept", err, ran)
+			}
+			l.Stop(nil)
+			if len(log.Lines()) != 0 {
+				t.Errorf("a failed Start logged %q", log.Lines())
+			}
+		})
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	b := follow.Backoff{Min: 100 * time.Millisecond, Max: 800 * time.Millisecond}
 	within := func(what string, got, d time.Duration) {
