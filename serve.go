@@ -47,8 +47,7 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	m := NewMain(loaded.Config, c.Stderr)
-	m.OpenCodePassword = lookup(c.Env, "OPENCODE_SERVER_PASSWORD", "")
-	m.OpenClawToken = lookup(c.Env, "OPENCLAW_GATEWAY_TOKEN", "")
+	m.Getenv = func(key string) string { return lookup(c.Env, key, "") }
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
@@ -62,8 +61,8 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 // The stream clients log through main's hclog logger, which adapters never import.
 var _ adapters.Logger = hclog.Logger(nil)
 
-// Main holds the running sidecar: config, logger, metrics registry, store, engine and server,
-// opened in that order and closed in reverse.
+// Main holds the running sidecar: config, logger, metrics registry, store, engine, server and
+// the stream clients, opened in that order and closed in reverse.
 type Main struct {
 	Config config.Config
 	Logger hclog.Logger
@@ -75,16 +74,13 @@ type Main struct {
 	Store     *kv.Store
 	Engine    *engine.Engine
 	Server    *proxy.Server
-	// OpenCode follows each configured OpenCode server's event stream into Engine.
-	OpenCode []*opencode.Client
-	// OpenCodePassword is used for OpenCode servers configured without a password
-	// (OPENCODE_SERVER_PASSWORD).
-	OpenCodePassword string
-	// OpenClaw follows the configured OpenClaw Gateway into Engine; nil when none is configured.
-	OpenClaw *openclaw.Client
-	// OpenClawToken is used when the Gateway is configured without a token
-	// (OPENCLAW_GATEWAY_TOKEN).
-	OpenClawToken string
+	// Streams follow the endpoints the config names for the streaming harnesses (each OpenCode
+	// server, the OpenClaw Gateway) into Engine, each client built by its harness's
+	// Registration.Stream.
+	Streams []proxy.NamedStream
+	// Getenv reads the environment the stream clients take a secret from when the config gives
+	// none (OPENCODE_SERVER_PASSWORD, OPENCLAW_GATEWAY_TOKEN). Nil reads nothing.
+	Getenv func(key string) string
 }
 
 // harnesses is every harness heirloom knows: one line each.
@@ -148,15 +144,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	eng.Harnesses = m.Harnesses
 	eng.Logger = m.Logger.Named("engine")
 	eng.Config = engineConfig(cfg)
-	if gw := cfg.Adapters.OpenClaw; gw.URL != "" {
-		client := openclaw.NewClient(gw.URL, eng)
-		client.Token, client.Version = gw.Token, version()
-		if client.Token == "" {
-			client.Token = m.OpenClawToken
-		}
-		client.Logger = m.Logger.Named("openclaw").With("gateway", gw.URL)
-		m.OpenClaw = client
-		eng.Describers = map[string]adapters.Describer{openclaw.Harness: client}
+	if m.Streams, eng.Describers, err = m.buildStreams(streamTargets(cfg), eng); err != nil {
+		return err
 	}
 	if err := eng.Open(ctx); err != nil {
 		return err
@@ -173,19 +162,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	srv.MaxBodyBytes = cfg.Server.MaxBodyBytes
 	srv.HookTimeout = cfg.Server.HookTimeout
 	srv.Registry = m.Registry
-	for _, oc := range cfg.Adapters.OpenCode.Servers {
-		client := opencode.NewClient(oc.URL, eng)
-		client.Password, client.Directory = oc.Password, oc.Directory
-		if client.Password == "" {
-			client.Password = m.OpenCodePassword
-		}
-		client.Logger = m.Logger.Named("opencode").With("server", oc.URL)
-		m.OpenCode = append(m.OpenCode, client)
-		srv.Streams = append(srv.Streams, proxy.NamedStream{Harness: opencode.Harness, Target: oc.URL, Stream: client})
-	}
-	if m.OpenClaw != nil {
-		srv.Streams = append(srv.Streams, proxy.NamedStream{Harness: openclaw.Harness, Target: cfg.Adapters.OpenClaw.URL, Stream: m.OpenClaw})
-	}
+	srv.Streams = m.Streams
 	if up := cfg.Adapters.ClaudeCode.Upstream; up.URL != "" {
 		u := &proxy.Upstream{URL: up.URL, Timeout: up.Timeout, Token: up.Token, Header: http.Header{}}
 		for name, value := range up.Headers {
@@ -197,32 +174,63 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Server = srv
-	for _, c := range m.OpenCode {
-		if err := c.Open(ctx); err != nil {
-			return fmt.Errorf("follow OpenCode server %s: %w", c.URL, err)
+	for _, s := range m.Streams {
+		if err := s.Stream.Open(ctx); err != nil {
+			return fmt.Errorf("follow %s at %s: %w", s.Harness, s.Target, err)
 		}
 	}
-	if m.OpenClaw != nil {
-		if err := m.OpenClaw.Open(ctx); err != nil {
-			return fmt.Errorf("follow OpenClaw Gateway %s: %w", cfg.Adapters.OpenClaw.URL, err)
-		}
-	}
-	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope, "opencode_servers", len(m.OpenCode), "openclaw_gateway", cfg.Adapters.OpenClaw.URL)
+	m.Logger.Info("serving", "url", srv.URL(), "data_dir", cfg.DataDir, "scope", cfg.Scope, "streams", len(m.Streams))
 	return nil
 }
 
-// Close stops following OpenCode and OpenClaw, stops the server (in-flight requests get until
+// streamTargets copies the endpoints cfg names for the streaming harnesses, by harness name:
+// each harness's own config section, read here as engineConfig reads the engine's.
+func streamTargets(cfg config.Config) map[string][]adapters.StreamTarget {
+	targets := map[string][]adapters.StreamTarget{}
+	for _, oc := range cfg.Adapters.OpenCode.Servers {
+		targets[opencode.Harness] = append(targets[opencode.Harness], adapters.StreamTarget{URL: oc.URL, Secret: oc.Password, Directory: oc.Directory})
+	}
+	if gw := cfg.Adapters.OpenClaw; gw.URL != "" {
+		targets[openclaw.Harness] = []adapters.StreamTarget{{URL: gw.URL, Secret: gw.Token}}
+	}
+	return targets
+}
+
+// buildStreams builds a client for every target with its harness's Registration.Stream, in
+// the registry's order, each logging as its harness with its target and handing its events to
+// sink. The first client of a harness that is also an adapters.Describer answers the engine
+// for that harness. A target of a harness that has no stream client is an error.
+func (m *Main) buildStreams(targets map[string][]adapters.StreamTarget, sink adapters.Sink) ([]proxy.NamedStream, map[string]adapters.Describer, error) {
+	var streams []proxy.NamedStream
+	describers := map[string]adapters.Describer{}
+	for _, reg := range m.Harnesses.All() {
+		if reg.Stream == nil {
+			continue
+		}
+		for _, t := range targets[reg.Name] {
+			s := reg.Stream(t, adapters.StreamOptions{Sink: sink, Logger: m.Logger.Named(reg.Name).With("target", t.URL), Version: version(), Getenv: m.Getenv})
+			streams = append(streams, proxy.NamedStream{Harness: reg.Name, Target: t.URL, Stream: s})
+			if d, ok := s.(adapters.Describer); ok && describers[reg.Name] == nil {
+				describers[reg.Name] = d
+			}
+		}
+	}
+	for name := range targets {
+		if reg, ok := m.Harnesses.Get(name); !ok || reg.Stream == nil {
+			return nil, nil, fmt.Errorf("harness %q: endpoints to follow, but no stream client registered", name)
+		}
+	}
+	return streams, describers, nil
+}
+
+// Close stops following the streaming harnesses, stops the server (in-flight requests get until
 // ctx ends), waits for the engine's background work and then closes the store.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
-	for _, c := range m.OpenCode {
-		errs = append(errs, c.Close())
+	for _, s := range m.Streams {
+		errs = append(errs, s.Stream.Close())
 	}
-	m.OpenCode = nil
-	if m.OpenClaw != nil {
-		errs = append(errs, m.OpenClaw.Close())
-		m.OpenClaw = nil
-	}
+	m.Streams = nil
 	if m.Server != nil {
 		errs = append(errs, m.Server.Close(ctx))
 	}

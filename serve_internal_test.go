@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/openclaw"
+	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/config"
 )
 
@@ -28,5 +33,56 @@ func TestServe_PassiveMode(t *testing.T) {
 			t.Error(err)
 		}
 		cancel()
+	}
+}
+
+// TestServe_Streams: every endpoint the config names for a streaming harness gets the client
+// its registration builds, in the registry's order, with the config's secret or else the one
+// in heirloom's environment; the Gateway's client answers the engine's questions.
+func TestServe_Streams(t *testing.T) {
+	cfg := config.Default(t.TempDir(), "")
+	cfg.DataDir, cfg.Listen = filepath.Join(t.TempDir(), "data"), "127.0.0.1:0"
+	cfg.Adapters.OpenClaw.URL = "ws://127.0.0.1:1"
+	cfg.Adapters.OpenCode.Servers = []config.OpenCodeServer{
+		{URL: "http://127.0.0.1:1", Password: "configured", Directory: "/work/app"},
+		{URL: "http://127.0.0.1:2"},
+	}
+	env := map[string]string{opencode.PasswordEnv: "from-env", openclaw.TokenEnv: "gw-from-env"}
+	m := NewMain(cfg, io.Discard)
+	m.Getenv = func(key string) string { return env[key] }
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := m.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	var got []string
+	for _, s := range m.Streams {
+		switch c := s.Stream.(type) {
+		case *opencode.Client:
+			got = append(got, fmt.Sprintf("%s %s %s %s %s", s.Harness, s.Target, c.URL, c.Password, c.Directory))
+		case *openclaw.Client:
+			got = append(got, fmt.Sprintf("%s %s %s %s %s", s.Harness, s.Target, c.URL, c.Token, c.Version))
+		default:
+			t.Errorf("%s: a stream of type %T", s.Harness, s.Stream)
+		}
+	}
+	want := []string{
+		"opencode http://127.0.0.1:1 http://127.0.0.1:1 configured /work/app",
+		"opencode http://127.0.0.1:2 http://127.0.0.1:2 from-env ",
+		"openclaw ws://127.0.0.1:1 ws://127.0.0.1:1 gw-from-env " + version(),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("streams:\ngot  %q\nwant %q", got, want)
+	}
+	if gw, _ := m.Streams[len(m.Streams)-1].Stream.(adapters.Describer); m.Engine.Describers[openclaw.Harness] != gw || gw == nil {
+		t.Errorf("engine describers: got %v, want the Gateway's client", m.Engine.Describers)
+	}
+	if d := m.Engine.Describers[opencode.Harness]; d != nil {
+		t.Errorf("engine describers: got %v for OpenCode, whose client describes nothing", d)
 	}
 }

@@ -8,10 +8,8 @@ import (
 // Registration is everything heirloom can do with one harness; a nil field means the harness
 // lacks it. Each harness package returns its own (claudecode.Registration(), …) and main lists
 // them once in a Registry: the hook route /hooks/{name}, `heirloom hook NAME`, `heirloom
-// install NAME` and the engine's transcript reading all follow from that list, so a new harness
-// is one package plus one line. A harness whose events stream (OpenCode's server, OpenClaw's
-// Gateway) also has a client type main builds from its configuration; the client hands its
-// events to the engine as an adapters.Sink.
+// install NAME`, the engine's transcript reading and the stream clients `heirloom serve` runs
+// all follow from that list, so a new harness is one package plus one line.
 type Registration struct {
 	// Name names the harness, as in Event.Harness and the /hooks/{name} route: lowercase
 	// letters, digits and dashes.
@@ -29,6 +27,12 @@ type Registration struct {
 	Plugin Plugin
 	// Installer writes the harness's configuration so it reaches heirloom.
 	Installer Installer
+	// Stream builds the client that follows one of the harness's endpoints (OpenCode's server
+	// event stream, OpenClaw's Gateway) and hands its events to the engine: `heirloom serve`
+	// builds one per endpoint its configuration names for the harness, opens them once it
+	// serves and closes them first. A client that is also a Describer answers the engine's
+	// questions about the harness's sessions.
+	Stream NewStream
 }
 
 // Plugin is what the sidecar needs of a harness that reaches heirloom through a plugin of its

@@ -16,6 +16,47 @@ type Stream interface {
 	StreamStats() StreamStats
 }
 
+// StreamTarget is one endpoint of a harness that heirloom follows, as configured: an OpenCode
+// server, an OpenClaw Gateway.
+type StreamTarget struct {
+	// URL is the endpoint's address, without credentials. Required.
+	URL string
+	// Secret authenticates heirloom to the endpoint (OpenCode's server password, OpenClaw's
+	// Gateway token). Empty: the harness's own environment variable, read through
+	// StreamOptions.Getenv, else none.
+	Secret string
+	// Directory selects one project instance of a server that serves several (OpenCode). Empty:
+	// the server's own working directory; harnesses without instances ignore it.
+	Directory string
+}
+
+// StreamOptions is what main hands every stream client it builds.
+type StreamOptions struct {
+	// Sink receives the client's events: the engine. Required.
+	Sink Sink
+	// Logger is the client's, named for its harness and endpoint. Nil: silent.
+	Logger Logger
+	// Version is heirloom's version, for a harness that asks its clients to name themselves.
+	Version string
+	// Getenv reads heirloom's own environment, for a secret the target leaves empty. Nil reads
+	// nothing.
+	Getenv func(key string) string
+}
+
+// Secret returns t.Secret, or when it is empty the environment variable env through Getenv
+// ("" when Getenv is nil): where a harness's client finds its credentials.
+func (o StreamOptions) Secret(t StreamTarget, env string) string {
+	if t.Secret != "" || o.Getenv == nil {
+		return t.Secret
+	}
+	return o.Getenv(env)
+}
+
+// NewStream builds the client that follows target and hands its events to opts.Sink. It does
+// not connect and fails on nothing: the caller Opens it (which checks its settings) and Closes
+// it. A harness's Registration carries its NewStream.
+type NewStream func(target StreamTarget, opts StreamOptions) Stream
+
 // StreamStats is what every Stream counts since Open, for metrics (main exports them to
 // Prometheus) and tests. The counters only grow; Connected is a gauge. Each client's own Stats
 // says more.

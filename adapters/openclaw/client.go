@@ -87,8 +87,8 @@ type Client struct {
 	// DefaultGatewayURL is the local Gateway's.
 	URL string
 	// Token is the shared gateway token, sent as connect.params.auth.token. Empty: no auth is
-	// sent (a Gateway in auth mode "none"). The Client does not read OPENCLAW_GATEWAY_TOKEN
-	// itself; main does.
+	// sent (a Gateway in auth mode "none"). The Client does not read TokenEnv itself; the
+	// Registration's stream constructor does, for a Gateway configured without a token.
 	Token string
 	// Version is heirloom's version, sent as connect.params.client.version. Empty: "dev".
 	Version string
