@@ -145,23 +145,31 @@ func decodeUint(b []byte) (uint64, error) {
 
 // runValue is the stored form of a Run (key: runKey).
 type runValue struct {
-	Scope       string    `json:"scope"`
-	ID          string    `json:"id"`
-	Harness     string    `json:"harness"`
-	RootID      string    `json:"root_id"`
-	ParentID    string    `json:"parent_id"`
-	ChildID     string    `json:"child_id,omitempty"`
-	Provisional bool      `json:"provisional,omitempty"`
-	Description string    `json:"description,omitempty"`
-	Prompt      string    `json:"prompt,omitempty"`
-	Type        string    `json:"type,omitempty"`
-	Status      string    `json:"status"`
-	Result      string    `json:"result,omitempty"`
-	Tokens      int64     `json:"tokens,omitempty"`
-	DurationMs  int64     `json:"duration_ms,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	StartedAt   time.Time `json:"started_at,omitzero"`
-	EndedAt     time.Time `json:"ended_at,omitzero"`
+	Scope        string    `json:"scope"`
+	ID           string    `json:"id"`
+	Harness      string    `json:"harness"`
+	RootID       string    `json:"root_id"`
+	ParentID     string    `json:"parent_id"`
+	ChildID      string    `json:"child_id,omitempty"`
+	Provisional  bool      `json:"provisional,omitempty"`
+	Description  string    `json:"description,omitempty"`
+	Prompt       string    `json:"prompt,omitempty"`
+	Type         string    `json:"type,omitempty"`
+	Depth        int       `json:"depth,omitempty"`
+	Status       string    `json:"status"`
+	EndReason    string    `json:"end_reason,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	Result       string    `json:"result,omitempty"`
+	ResultChars  int       `json:"result_chars,omitempty"`
+	Swept        bool      `json:"swept,omitempty"`
+	SweptAt      time.Time `json:"swept_at,omitzero"`
+	Condensation int       `json:"condensation,omitempty"`
+	Turns        int       `json:"turns,omitempty"`
+	Tokens       int64     `json:"tokens,omitempty"`
+	DurationMs   int64     `json:"duration_ms,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	StartedAt    time.Time `json:"started_at,omitzero"`
+	EndedAt      time.Time `json:"ended_at,omitzero"`
 }
 
 func encodeRun(r *Run) ([]byte, error) {

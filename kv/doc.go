@@ -33,6 +33,9 @@
 //	q       scope 0 rootID 0 created id                  empty           a root's provisionally paired runs, oldest first
 //	p       scope 0 rootID 0 created id                  empty           pending runs (unpaired spawns), oldest first
 //	b       scope 0 childID                              run id          the run paired with a sub-agent
+//	a       scope 0 created id                           empty           open runs (pending, running), oldest first
+//	g       scope 0 parentID 0 id                        empty           a session's open runs (its active children)
+//	w       scope 0 ended id                             empty           finished runs holding their full result, oldest end first
 //	k       scope 0 id                                   JSON Checkpoint —
 //	h       scope 0 sessionID 0 ^created ^id ff          empty           a session's checkpoints, newest first
 //	j       scope 0 projectNorm 0 ^created ^id ff        session id      a project's checkpoints, newest first
@@ -49,7 +52,11 @@
 // and its q entry while it is paired by a guess not yet confirmed (Provisional), all moved in
 // the run's batch. v makes a session's own runs (its digest, its finished sub-agents) cost what
 // that session spawned, not what the scope ever recorded; q does the same for the pairing rule
-// that looks for earlier guesses.
+// that looks for earlier guesses. A run's a and g entries exist exactly while it is open (Run.Open),
+// its w entry while it is finished with a full result not yet swept; all move in the run's
+// batch (putRunLifecycle). g counts a parent's active children for spawn.max_children, a the
+// runs the watchdog and the ghost sweep look at, w those the result-retention sweep condenses:
+// each costs what it asks for, not what the scope ever recorded.
 // A checkpoint's h and e entries, and its j entry when it has a ProjectNorm, are written in its
 // batch and deleted with it (PutCheckpoint moves them when it replaces a checkpoint by ID): h
 // finds a session's latest checkpoints, j the latest of any session of a project since some

@@ -31,6 +31,9 @@ const (
 	prefixRunRoot    byte = 'u' // u <scope> 0 <root> 0 <^created> <id>: the runs of one top-level session, newest first
 	prefixRunParent  byte = 'v' // v <scope> 0 <parent> 0 <^created> <id>: the runs one session asked for, newest first
 	prefixRunGuess   byte = 'q' // q <scope> 0 <root> 0 <created> <id>: a root's provisionally paired runs, oldest first
+	prefixRunOpen    byte = 'a' // a <scope> 0 <created> <id>: open runs (pending, running), oldest first
+	prefixRunActive  byte = 'g' // g <scope> 0 <parent> 0 <id>: one session's open runs (its active children)
+	prefixRunResult  byte = 'w' // w <scope> 0 <ended> <id>: finished runs holding their full result, oldest end first
 
 	prefixCheckpoint        byte = 'k' // k <scope> 0 <id>: a Checkpoint
 	prefixCheckpointSession byte = 'h' // h <scope> 0 <session> 0 <^created> <^id> ff: a session's checkpoints, newest first
@@ -294,6 +297,56 @@ func decodeProvisionalKey(k []byte) (scope, rootID string, created time.Time, id
 	created = bitsTime(r.uint64())
 	id = r.lastPart()
 	return scope, rootID, created, id, r.done("provisional run")
+}
+
+// runOpenPrefix is a <scope> 0: a scope's open runs, oldest first.
+func runOpenPrefix(scope string) []byte {
+	return appendPart([]byte{prefixRunOpen}, scope)
+}
+
+// runOpenKey is a <scope> 0 <created> <id>.
+func runOpenKey(scope string, created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(runOpenPrefix(scope), timeBits(created))
+	return append(k, id...)
+}
+
+func decodeRunOpenKey(k []byte) (scope string, created time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRunOpen)
+	scope = r.part()
+	created = bitsTime(r.uint64())
+	id = r.lastPart()
+	return scope, created, id, r.done("open run")
+}
+
+// runActivePrefix is g <scope> 0 <parent> 0: one session's open runs.
+func runActivePrefix(scope, parentID string) []byte {
+	return appendPart(appendPart([]byte{prefixRunActive}, scope), parentID)
+}
+
+// runActiveKey is g <scope> 0 <parent> 0 <id>.
+func runActiveKey(scope, parentID, id string) []byte {
+	return append(runActivePrefix(scope, parentID), id...)
+}
+
+// runResultPrefix is w <scope> 0: a scope's finished runs holding their full result.
+func runResultPrefix(scope string) []byte {
+	return appendPart([]byte{prefixRunResult}, scope)
+}
+
+// runResultKey is w <scope> 0 <ended> <id>.
+func runResultKey(scope string, ended time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(runResultPrefix(scope), timeBits(ended))
+	return append(k, id...)
+}
+
+func decodeRunResultKey(k []byte) (scope string, ended time.Time, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixRunResult)
+	scope = r.part()
+	ended = bitsTime(r.uint64())
+	id = r.lastPart()
+	return scope, ended, id, r.done("run result")
 }
 
 // runChildKey is b <scope> 0 <child id>.

@@ -10,7 +10,7 @@ import (
 // SchemaVersion is the version of the key layout and value shapes (doc.go) that this binary
 // reads and writes. Open upgrades older stores to it and refuses newer ones with
 // ErrSchemaTooNew.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migration upgrades a store by one schema version. It reads through r (the database, before
 // the upgrade) and puts every change in b, which Open commits with Sync together with the new
@@ -23,11 +23,19 @@ type migration func(r pebble.Reader, b *pebble.Batch) error
 var migrations = []migration{
 	0: func(pebble.Reader, *pebble.Batch) error { return nil }, // a new, empty store: nothing to build
 	1: indexRunsByParent,                                       // version 2: the run-parent (v) and provisional-run (q) indexes
+	2: indexRunLifecycle,                                       // version 3: the open-run (a), active-children (g) and full-result (w) indexes
 }
 
-// indexRunsByParent builds, for every stored run, its entry in the runs-by-parent index and,
-// when it is paired by an unconfirmed guess, in its root's provisional-run index.
-func indexRunsByParent(r pebble.Reader, b *pebble.Batch) error {
+// indexRunLifecycle builds, for every stored run, its entries in the open-run, active-children
+// and full-result indexes.
+func indexRunLifecycle(r pebble.Reader, b *pebble.Batch) error {
+	return eachStoredRun(r, func(run Run) error {
+		return putRunLifecycle(b, &run, Run{}, false)
+	})
+}
+
+// eachStoredRun calls fn for every run stored, in key order.
+func eachStoredRun(r pebble.Reader, fn func(Run) error) error {
 	prefix := []byte{prefixRun}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
@@ -43,18 +51,27 @@ func indexRunsByParent(r pebble.Reader, b *pebble.Batch) error {
 		if err != nil {
 			return fmt.Errorf("run at %q: %w", it.Key(), err)
 		}
+		if err := fn(run); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// indexRunsByParent builds, for every stored run, its entry in the runs-by-parent index and,
+// when it is paired by an unconfirmed guess, in its root's provisional-run index.
+func indexRunsByParent(r pebble.Reader, b *pebble.Batch) error {
+	return eachStoredRun(r, func(run Run) error {
 		if run.ParentID != "" {
 			if err := b.Set(runParentKey(run.Scope, run.ParentID, run.CreatedAt, run.ID), nil, nil); err != nil {
 				return err
 			}
 		}
 		if run.provisionallyPaired() {
-			if err := b.Set(provisionalKey(run.Scope, run.RootID, run.CreatedAt, run.ID), nil, nil); err != nil {
-				return err
-			}
+			return b.Set(provisionalKey(run.Scope, run.RootID, run.CreatedAt, run.ID), nil, nil)
 		}
-	}
-	return it.Error()
+		return nil
+	})
 }
 
 // migrate reads the store's schema version and runs the migrations from it up to

@@ -12,6 +12,17 @@ const (
 	RunCompleted   = "completed"   // the sub-agent returned
 	RunFailed      = "failed"      // the spawn or the sub-agent failed
 	RunInterrupted = "interrupted" // the user or harness interrupted it
+	RunRefused     = "refused"     // heirloom refused the spawn (a spawn limit); no sub-agent ran
+)
+
+// End reasons: why a finished run ended (Run.EndReason). Statuses say what the harness reported;
+// an end reason is heirloom's account, also for runs the harness never reported the end of.
+const (
+	EndCompleted       = "completed"        // the sub-agent returned
+	EndFailed          = "failed"           // the spawn or the sub-agent failed
+	EndKilled          = "killed"           // interrupted or cancelled
+	EndWatchdogTimeout = "watchdog_timeout" // it ran longer than runs.watchdog_timeout
+	EndGhostSweep      = "ghost_sweep"      // its sub-agent never started, or its parent ended under it
 )
 
 // Run is one sub-agent run: what a session delegated, to which sub-agent, and what came back.
@@ -32,14 +43,36 @@ type Run struct {
 	Prompt      string // the task prompt: the sub-agent's objective
 	Type        string // the sub-agent type asked for
 
-	Status     string // one of the Run* statuses, or the harness's own word for a finished run
-	Result     string // what the sub-agent returned; "" until it finished
-	Tokens     int64  // tokens the sub-agent used; 0 when unknown
-	DurationMs int64  // how long it ran; 0 when unknown
+	Depth int // the sub-agent's depth: its parent's plus one (a top-level session is 0)
+
+	Status    string // one of the Run* statuses, or the harness's own word for a finished run
+	EndReason string // one of the End* reasons once it finished; "" while open, and for a refused run
+	Reason    string // why, in words: the limit a refused spawn hit, what ended a swept run
+	Result    string // what the sub-agent returned; "" until it finished; condensed once Swept
+	// ResultChars is the full result's length in characters, kept when the full result is swept.
+	ResultChars int
+	// Swept says the full result was dropped after runs.result_retention; Result then holds its
+	// condensed form, at level Condensation.
+	Swept        bool
+	SweptAt      time.Time
+	Condensation int
+	Turns        int   // turns (steps) the sub-agent took; 0 when unknown
+	Tokens       int64 // tokens the sub-agent used; 0 when unknown
+	DurationMs   int64 // how long it ran; 0 when unknown
 
 	CreatedAt time.Time // when the spawn was asked for
 	StartedAt time.Time // when the sub-agent started; zero while pending
 	EndedAt   time.Time // when it finished; zero while pending or running
+}
+
+// Open reports whether r has not finished: pending or running. Only open runs count against a
+// parent's spawn.max_children and are watched by the watchdog and the ghost sweep.
+func (r *Run) Open() bool { return r.Status == RunPending || r.Status == RunRunning }
+
+// holdsFullResult reports whether r is finished with a full result not yet swept: what the
+// result-retention sweep looks for.
+func (r *Run) holdsFullResult() bool {
+	return !r.Open() && !r.EndedAt.IsZero() && r.Result != "" && !r.Swept
 }
 
 // Pending reports whether r still waits for its sub-agent to start.

@@ -106,6 +106,41 @@ func putRun(b *pebble.Batch, r *Run, old Run, exists bool) error {
 			return err
 		}
 	}
+	return putRunLifecycle(b, r, old, exists)
+}
+
+// putRunLifecycle moves r's entries in the open-run (a), active-children (g) and full-result (w)
+// indexes from old's.
+func putRunLifecycle(b *pebble.Batch, r *Run, old Run, exists bool) error {
+	wasOpen := exists && old.Open()
+	if wasOpen && (!r.Open() || old.ParentID != r.ParentID) {
+		if err := b.Delete(runActiveKey(r.Scope, old.ParentID, r.ID), nil); err != nil {
+			return err
+		}
+	}
+	if wasOpen && !r.Open() {
+		if err := b.Delete(runOpenKey(r.Scope, old.CreatedAt, r.ID), nil); err != nil {
+			return err
+		}
+	}
+	if r.Open() {
+		if err := b.Set(runOpenKey(r.Scope, r.CreatedAt, r.ID), nil, nil); err != nil {
+			return err
+		}
+		if err := b.Set(runActiveKey(r.Scope, r.ParentID, r.ID), nil, nil); err != nil {
+			return err
+		}
+	}
+	if exists && old.holdsFullResult() && (!r.holdsFullResult() || !old.EndedAt.Equal(r.EndedAt)) {
+		if err := b.Delete(runResultKey(r.Scope, old.EndedAt, r.ID), nil); err != nil {
+			return err
+		}
+	}
+	if r.holdsFullResult() {
+		if err := b.Set(runResultKey(r.Scope, r.EndedAt, r.ID), nil, nil); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
