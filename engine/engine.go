@@ -36,6 +36,9 @@ type Engine struct {
 	Logger hclog.Logger
 	// Now returns the current time. New sets time.Now.
 	Now func() time.Time
+	// Feed is the live feed of lifecycle events (see Event). New makes it and subscribes it to
+	// the store's commits.
+	Feed *Feed
 
 	stats       counters
 	locks       keyLocks
@@ -72,14 +75,21 @@ func (e *Engine) Stats() Stats {
 }
 
 // New returns an Engine over store for scope with the default configuration.
+// The store's commits feed the engine's live feed (kv.Store.OnCommit): call New before the
+// first write.
 func New(store *kv.Store, scope string) *Engine {
-	return &Engine{
+	e := &Engine{
 		Store:  store,
 		Scope:  scope,
 		Config: DefaultConfig(),
 		Logger: hclog.NewNullLogger(),
 		Now:    time.Now,
+		Feed:   &Feed{},
 	}
+	if store != nil {
+		store.OnCommit = e.observe
+	}
+	return e
 }
 
 // Open validates the engine's fields and starts its background work (pruning old

@@ -18,7 +18,17 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (string, error) {
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
-	return detach(ctx, e, func(ctx context.Context) (string, error) { return e.hook(ctx, ev) })
+	return detach(ctx, e, func(ctx context.Context) (string, error) {
+		text, err := e.hook(ctx, ev)
+		if err == nil && text != "" {
+			to := ev.SessionID
+			if ev.Kind == adapters.KindSubagentStart {
+				to = childID(ev.SessionID, ev.AgentID)
+			}
+			e.blocksInjected(e.Scope, to, text, string(ev.Kind))
+		}
+		return text, err
+	})
 }
 
 // hook is Hook's work. All work for one top-level session runs under that session's lock, so

@@ -39,7 +39,7 @@ type InjectRequest struct {
 // sub-agent whose parent is not known yet (the Gateway's event may still be on its way), the
 // harness is asked first, within Config.DescribeWait; past that the answer comes from what is
 // stored.
-func (e *Engine) Inject(ctx context.Context, req InjectRequest) (string, error) {
+func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, err error) {
 	reg := e.harness(req.Harness)
 	scope := req.Scope
 	if scope == "" && reg.Plugin != nil {
@@ -48,6 +48,15 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (string, error) 
 	if scope == "" {
 		scope = e.Scope
 	}
+	defer func() {
+		if err == nil {
+			via := "inject"
+			if req.Compacting {
+				via = "inject:compacting"
+			}
+			e.blocksInjected(scope, req.Session, text, via)
+		}
+	}()
 	subagent := reg.Plugin != nil && reg.Plugin.IsSubagent(req.Session)
 	parentID := req.Parent
 	if parentID == "" && subagent && !req.Compacting {

@@ -79,6 +79,10 @@ func (s *Store) PutCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, er
 	if err := s.commit(b); err != nil {
 		return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.ID, err)
 	}
+	if s.observing() {
+		written := c
+		s.observe([]Change{{Checkpoint: &written}})
+	}
 	return c, nil
 }
 

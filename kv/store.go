@@ -58,6 +58,13 @@ type Store struct {
 	// inject a failure at every step of a change to prove the change is atomic; nil otherwise.
 	Fault func(step string) error
 
+	// OnCommit, when non-nil, is called after every committed write that created or changed
+	// sessions, runs or checkpoints, with those records as they were and are (see Change), in
+	// commit order. It runs while the store's write lock is held, so it must return at once and
+	// must not call the Store: hand the changes on (the engine turns them into its live feed).
+	// Set it before the first write.
+	OnCommit func([]Change)
+
 	// Index, when non-nil, is the analysis the search index is built with: every stored turn
 	// gets its postings in the batch that stores it. Set it before Open. When the store's index
 	// was built under another version, or not at all, Open marks it due and Reindex builds it.

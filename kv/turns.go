@@ -177,6 +177,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 	if err := s.commit(b); err != nil {
 		return Appended{}, 0, err
 	}
+	if s.observing() {
+		s.observe([]Change{{Session: &SessionChange{Old: prev, Existed: true, New: sess}}})
+	}
 	a.Session = sess
 	return a, replaced, nil
 }

@@ -23,6 +23,8 @@ type Tx struct {
 	b   *pebble.Batch // indexed: reads see the batch's own writes
 	r   countedReader // reads through b
 	now time.Time
+	// changes are the records written, for Store.OnCommit (collected only when it is set).
+	changes []Change
 }
 
 // Update runs fn with a Tx and commits what it wrote in one synced batch. If fn returns an
@@ -64,6 +66,7 @@ func (s *Store) update(ctx context.Context, indexed bool, fn func(tx *Tx) error)
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("update: %w", err)
 	}
+	s.observe(tx.changes)
 	return nil
 }
 
@@ -144,7 +147,13 @@ func (tx *Tx) putSession(sess *Session, old Session, exists bool) error {
 	if exists {
 		prev = &old
 	}
-	return putSession(tx.b, sess, prev, tx.now)
+	if err := putSession(tx.b, sess, prev, tx.now); err != nil {
+		return err
+	}
+	if tx.s.observing() {
+		tx.changes = append(tx.changes, Change{Session: &SessionChange{Old: old, Existed: exists, New: *sess}})
+	}
+	return nil
 }
 
 // GetRun returns the run (scope, id) as the transaction sees it, or an error wrapping
@@ -233,6 +242,9 @@ func (tx *Tx) UpdateRun(scope, id string, fn func(r *Run, exists bool) error) (R
 	}
 	if err := putRun(tx.b, &r, old, exists); err != nil {
 		return Run{}, fmt.Errorf("update run %s/%s: %w", scope, id, err)
+	}
+	if tx.s.observing() {
+		tx.changes = append(tx.changes, Change{Run: &RunChange{Old: old, Existed: exists, New: r}})
 	}
 	return r, nil
 }
