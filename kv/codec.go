@@ -167,6 +167,7 @@ type runValue struct {
 	Turns        int       `json:"turns,omitempty"`
 	Tokens       int64     `json:"tokens,omitempty"`
 	DurationMs   int64     `json:"duration_ms,omitempty"`
+	Summary      string    `json:"summary,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	StartedAt    time.Time `json:"started_at,omitzero"`
 	EndedAt      time.Time `json:"ended_at,omitzero"`

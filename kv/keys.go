@@ -319,6 +319,9 @@ func decodeRunOpenKey(k []byte) (scope string, created time.Time, id string, err
 	return scope, created, id, r.done("open run")
 }
 
+// runOpenAllPrefix is a: the open runs of every scope, by scope, then oldest first.
+func runOpenAllPrefix() []byte { return []byte{prefixRunOpen} }
+
 // runActivePrefix is g <scope> 0 <parent> 0: one session's open runs.
 func runActivePrefix(scope, parentID string) []byte {
 	return appendPart(appendPart([]byte{prefixRunActive}, scope), parentID)
@@ -333,6 +336,9 @@ func runActiveKey(scope, parentID, id string) []byte {
 func runResultPrefix(scope string) []byte {
 	return appendPart([]byte{prefixRunResult}, scope)
 }
+
+// runResultAllPrefix is w: the finished runs holding their full result, of every scope.
+func runResultAllPrefix() []byte { return []byte{prefixRunResult} }
 
 // runResultKey is w <scope> 0 <ended> <id>.
 func runResultKey(scope string, ended time.Time, id string) []byte {

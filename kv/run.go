@@ -60,6 +60,11 @@ type Run struct {
 	Tokens       int64 // tokens the sub-agent used; 0 when unknown
 	DurationMs   int64 // how long it ran; 0 when unknown
 
+	// Summary is the level-2 condensation of a long result (an LLM's summary in labelled
+	// sections), made once in the background while the full result is kept; "" when none was
+	// made. The result-retention sweep moves it into Result.
+	Summary string
+
 	CreatedAt time.Time // when the spawn was asked for
 	StartedAt time.Time // when the sub-agent started; zero while pending
 	EndedAt   time.Time // when it finished; zero while pending or running

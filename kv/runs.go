@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -14,14 +15,22 @@ type RunFilter struct {
 	ParentID string // only runs this session asked for
 	ChildID  string // only the run paired with this sub-agent session
 	Status   string // only runs with this status
-	Limit    int    // at most this many; 0 or less: all
+	Harness  string // only runs of this harness
+	Type     string // only runs of this sub-agent type
+	// Since keeps runs created at or after it; zero keeps all. The runs are walked newest
+	// first, so the walk stops at the first older one.
+	Since time.Time
+	Limit int // at most this many; 0 or less: all
 }
 
 func (f *RunFilter) match(r *Run) bool {
 	return (f.RootID == "" || r.RootID == f.RootID) &&
 		(f.ParentID == "" || r.ParentID == f.ParentID) &&
 		(f.ChildID == "" || r.ChildID == f.ChildID) &&
-		(f.Status == "" || r.Status == f.Status)
+		(f.Status == "" || r.Status == f.Status) &&
+		(f.Harness == "" || r.Harness == f.Harness) &&
+		(f.Type == "" || r.Type == f.Type) &&
+		(f.Since.IsZero() || !r.CreatedAt.Before(f.Since))
 }
 
 // UpdateRun reads, changes and writes one run atomically, like UpdateSession: fn receives the
@@ -239,9 +248,16 @@ func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run,
 	if err := checkScope(scope); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
-	prefix, decode := runRecencyPrefix(scope), func(k []byte) (string, error) {
-		_, _, id, err := decodeRunRecencyKey(k)
+	// Each index is newest first and its keys hold CreatedAt: past Since, the walk stops.
+	since := func(id string, created time.Time, err error) (string, error) {
+		if err == nil && !f.Since.IsZero() && created.Before(f.Since) {
+			return "", errPastRange
+		}
 		return id, err
+	}
+	prefix, decode := runRecencyPrefix(scope), func(k []byte) (string, error) {
+		_, created, id, err := decodeRunRecencyKey(k)
+		return since(id, created, err)
 	}
 	switch {
 	case f.ParentID != "":
@@ -249,16 +265,16 @@ func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run,
 			return nil, fmt.Errorf("list runs: parent: %w", err)
 		}
 		prefix, decode = runParentPrefix(scope, f.ParentID), func(k []byte) (string, error) {
-			_, _, _, id, err := decodeRunParentKey(k)
-			return id, err
+			_, _, created, id, err := decodeRunParentKey(k)
+			return since(id, created, err)
 		}
 	case f.RootID != "":
 		if err := checkRef(scope, f.RootID); err != nil {
 			return nil, fmt.Errorf("list runs: root: %w", err)
 		}
 		prefix, decode = runRootPrefix(scope, f.RootID), func(k []byte) (string, error) {
-			_, _, _, id, err := decodeRunRootKey(k)
-			return id, err
+			_, _, created, id, err := decodeRunRootKey(k)
+			return since(id, created, err)
 		}
 	}
 	out, err := s.indexedRuns(ctx, scope, prefix, decode, f.match, f.Limit)
@@ -268,9 +284,12 @@ func (s *Store) ListRuns(ctx context.Context, scope string, f RunFilter) ([]Run,
 	return out, nil
 }
 
+// errPastRange, from an index walk's decode, ends the walk there without an error.
+var errPastRange = errors.New("past the range")
+
 // indexedRuns reads, from one snapshot, the runs an index under prefix names (decode gives a
-// key's run id), in key order, keeping those match accepts (nil: all) until limit are kept
-// (0 or less: all).
+// key's run id, or errPastRange to stop), in key order, keeping those match accepts (nil: all)
+// until limit are kept (0 or less: all).
 func (s *Store) indexedRuns(ctx context.Context, scope string, prefix []byte, decode func(k []byte) (string, error), match func(*Run) bool, limit int) ([]Run, error) {
 	db, err := s.acquire(ctx)
 	if err != nil {
@@ -283,6 +302,9 @@ func (s *Store) indexedRuns(ctx context.Context, scope string, prefix []byte, de
 	out := []Run{}
 	err = scanPrefix(ctx, r, prefix, func(k []byte) (bool, error) {
 		id, err := decode(k)
+		if errors.Is(err, errPastRange) {
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
