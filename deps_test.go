@@ -27,7 +27,9 @@ var allowedInternal = map[string][]string{
 	"adapters/internal/follow": {"adapters"},
 	// The stream clients' test helpers (a recording Sink and Logger, a goroutine-leak check):
 	// tests only.
-	"adapters/internal/streamtest": {"adapters"},
+	"adapters/internal/streamtest": {"adapters", "internal/leaktest"},
+	// The goroutine-leak check the stream clients' and the live feed's tests share: tests only.
+	"internal/leaktest": {},
 	// The decoders' one reading of a tool call's input (summary, paths) and text bound.
 	"adapters/internal/toolinput": {"adapters"},
 	// A fake OpenClaw Gateway for tests, like net/http/httptest: nothing but tests imports it.

@@ -6,13 +6,12 @@ package streamtest
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/internal/leaktest"
 )
 
 // Logger is an adapters.Logger that keeps every line, rendered as "LEVEL msg key=value …" with
@@ -78,31 +77,11 @@ func (l *Logger) Count(part string) int {
 func (l *Logger) Contains(part string) bool { return l.Count(part) > 0 }
 
 // CheckGoroutines fails the test if, once every other cleanup has run, more goroutines are left
-// than when it was called. Call it first in a test, so its cleanup runs last.
+// than when it was called. Call it first in a test, so its cleanup runs last. It is
+// leaktest.Check, which the live feed's tests outside adapters use too.
 func CheckGoroutines(t testing.TB) {
 	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		after := settle(before, 2*time.Second)
-		if after > before {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("goroutines: got %d after the test, want at most %d as before it\n%s", after, before, buf)
-		}
-	})
-}
-
-// settle waits up to timeout for the goroutine count to drop to want and returns the last
-// count: goroutines that are ending need a moment to be gone.
-func settle(want int, timeout time.Duration) int {
-	deadline := time.Now().Add(timeout)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= want || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	leaktest.Check(t)
 }
 
 // Sink is an adapters.Sink that keeps every event it is given and refuses none. The zero Sink is
