@@ -68,7 +68,9 @@ var outsideHome = map[string][]string{
 	"github.com/hashicorp/go-hclog":    {"", "engine", "proxy"},
 	"github.com/mattn/go-isatty":       {""},
 	"github.com/r3labs/sse":            {"adapters/opencode"},
-	"github.com/gorilla/websocket":     {"adapters/openclaw", "adapters/openclaw/gatewaytest"},
+	// gorilla/websocket: the OpenClaw Gateway client, and the live feed's server and client
+	// (GET /api/events, Client.Watch) in proxy.
+	"github.com/gorilla/websocket": {"adapters/openclaw", "adapters/openclaw/gatewaytest", "proxy"},
 	// Prometheus: the registry is made in main and passed down; proxy registers and serves it.
 	"github.com/prometheus/client_golang": {"", "proxy"},
 	// MCP: the tools live beside the API they call, served at /mcp and by `heirloom mcp`.

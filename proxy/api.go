@@ -39,6 +39,11 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	mux.HandleFunc("/api/index/rebuild", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)
 	})
+	// The live feed: a WebSocket (events.go).
+	mux.HandleFunc("GET /api/events", s.serveEvents)
+	mux.HandleFunc("/api/events", func(w http.ResponseWriter, r *http.Request) {
+		s.allow(w, r, http.MethodGet)
+	})
 	mux.Handle("POST /api/spawn-check", s.apiHandler(s.postSpawnCheck))
 	mux.HandleFunc("/api/spawn-check", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)

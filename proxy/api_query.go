@@ -28,6 +28,12 @@ func parseParams(r *http.Request, allowed ...string) (params, error) {
 	if err != nil {
 		return nil, Errorf(ECodeInvalid, "query: "+err.Error())
 	}
+	return parseValues(vals, allowed...)
+}
+
+// parseValues is parseParams over a parsed query, for a route that takes some parameter more
+// than once and removes it from vals first (GET /api/events' type).
+func parseValues(vals url.Values, allowed ...string) (params, error) {
 	names := make([]string, 0, len(vals))
 	for name := range vals {
 		names = append(names, name)

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
 )
 
 // Outcomes of a call forwarded to an upstream hook target: the outcome label of
@@ -45,6 +46,7 @@ type metrics struct {
 	upstream *prometheus.CounterVec   // heirloom_upstream_requests_total{harness, outcome}
 	events   *prometheus.CounterVec   // heirloom_adapter_events_total{harness, source, outcome}
 	hooks    *prometheus.HistogramVec // heirloom_hook_duration_seconds{harness, event}
+	feed     *prometheus.CounterVec   // heirloom_feed_disconnects_total{reason}
 }
 
 // NamedStream is a stream client, with the harness it follows and the address it follows it
@@ -55,10 +57,10 @@ type NamedStream struct {
 	Stream  adapters.Stream
 }
 
-// newMetrics registers the server's collectors with reg, the stream clients' counters among
-// them. A collector already registered there (by another Server on the same registry) is
-// shared.
-func newMetrics(reg prometheus.Registerer, streams []NamedStream) (*metrics, error) {
+// newMetrics registers the server's collectors with reg, the stream clients' counters and the
+// live feed's among them. A collector already registered there (by another Server on the same
+// registry) is shared.
+func newMetrics(reg prometheus.Registerer, streams []NamedStream, feed *engine.Feed) (*metrics, error) {
 	upstream, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "heirloom_upstream_requests_total",
 		Help: "Hook calls forwarded to an upstream hook target, by harness and outcome (ok, unreachable, timeout, status, invalid, oversized). Every outcome but ok replied with heirloom's context alone.",
@@ -82,7 +84,57 @@ func newMetrics(reg prometheus.Registerer, streams []NamedStream) (*metrics, err
 	if err != nil {
 		return nil, err
 	}
-	return &metrics{upstream: upstream, events: events, hooks: hooks}, nil
+	fc, err := register(reg, &feedCollector{
+		feed: feed,
+		disconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heirloom_feed_disconnects_total",
+			Help: "Live feed (GET /api/events) connections that ended, by reason: client (it closed or went away), slow (dropped for falling behind), unresponsive (no pong, or a write timed out), shutdown.",
+		}, []string{"reason"}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range feedReasons { // every series shows from the start, at 0
+		fc.disconnects.WithLabelValues(r)
+	}
+	return &metrics{upstream: upstream, events: events, hooks: hooks, feed: fc.disconnects}, nil
+}
+
+// The live feed's metrics, read from the engine's Feed when scraped.
+var (
+	feedSubscribers = prometheus.NewDesc("heirloom_feed_subscribers", "Subscribers of the live event feed now (GET /api/events clients).", nil, nil)
+	feedSent        = prometheus.NewDesc("heirloom_feed_events_sent_total", "Events handed to live feed subscribers, summed over subscribers.", nil, nil)
+	feedDropped     = prometheus.NewDesc("heirloom_feed_dropped_total", "Live feed subscribers dropped for falling behind: the feed never waits for one.", nil, nil)
+)
+
+// feedCollector serves the live feed's metrics: the engine's Feed counters, and the
+// connections the server closed, by reason.
+type feedCollector struct {
+	feed        *engine.Feed
+	disconnects *prometheus.CounterVec
+}
+
+func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.disconnects.Describe(ch)
+	ch <- feedSubscribers
+	ch <- feedSent
+	ch <- feedDropped
+}
+
+func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
+	c.disconnects.Collect(ch)
+	if c.feed == nil {
+		return
+	}
+	st := c.feed.Stats()
+	ch <- prometheus.MustNewConstMetric(feedSubscribers, prometheus.GaugeValue, float64(st.Subscribers))
+	ch <- prometheus.MustNewConstMetric(feedSent, prometheus.CounterValue, float64(st.Sent))
+	ch <- prometheus.MustNewConstMetric(feedDropped, prometheus.CounterValue, float64(st.Dropped))
+}
+
+// feedClosed counts a live feed connection that ended for reason.
+func (m *metrics) feedClosed(reason string) {
+	m.feed.WithLabelValues(reason).Inc()
 }
 
 // heirloom_adapter_events_total counts hook and plugin events as they are served, and the

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"crypto/subtle"
 	"net"
 	"net/http"
@@ -34,6 +35,16 @@ func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Hijack lets the live feed's WebSocket upgrade take over the connection; the request log then
+// shows 101.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
@@ -84,12 +95,9 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 			s.writeError(w, r, Errorf(ECodeForbidden, "host "+r.Host+" not allowed"))
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" {
-			u, err := url.Parse(origin)
-			if err != nil || !isLoopbackHost(u.Hostname()) || u.Host != r.Host {
-				s.writeError(w, r, Errorf(ECodeForbidden, "cross-origin requests not allowed"))
-				return
-			}
+		if !sameOrigin(r) {
+			s.writeError(w, r, Errorf(ECodeForbidden, "cross-origin requests not allowed"))
+			return
 		}
 		if r.Header.Get("Sec-Fetch-Mode") == "no-cors" {
 			s.writeError(w, r, Errorf(ECodeForbidden, "no-cors requests not allowed"))
@@ -101,6 +109,18 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether r carries no Origin, or one that is ours: a loopback name with
+// r's own host and port. A browser page elsewhere must not reach the API, nor open the live
+// feed (the WebSocket upgrade checks this again).
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && isLoopbackHost(u.Hostname()) && u.Host == r.Host
 }
 
 // open reports whether path is served without the token: the probes, and the OAuth discovery

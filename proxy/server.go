@@ -52,6 +52,8 @@ type Server struct {
 	// Streams are the clients following streaming harnesses; their counters are served at
 	// GET /metrics. Nil means none.
 	Streams []NamedStream
+	// Feed tunes the live event feed, GET /api/events; the zero value takes the defaults.
+	Feed FeedOptions
 	// Version is the version the MCP server reports; "" reports "dev".
 	Version string
 	// Registry receives the server's metrics and is served at GET /metrics. Nil means a registry
@@ -60,6 +62,7 @@ type Server struct {
 
 	metrics   *metrics
 	upstreams map[string]*upstream // Upstreams, opened
+	feeds     feedConns            // the live feed's connections, which http.Server does not track
 	ln        net.Listener
 	http      *http.Server
 	once      sync.Once
@@ -93,7 +96,7 @@ func (s *Server) Open() error {
 	if s.Registry == nil {
 		s.Registry = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(s.Registry, s.Streams)
+	m, err := newMetrics(s.Registry, s.Streams, s.Engine.Feed)
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
@@ -123,6 +126,7 @@ func (s *Server) Open() error {
 		return fmt.Errorf("listen on %s: %w", s.Addr, err)
 	}
 	s.ln = ln
+	s.feeds.open()
 	s.http = &http.Server{
 		Handler:           s.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -145,17 +149,18 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Close stops accepting connections and lets in-flight requests finish until ctx expires. The
-// engine's background work is the engine's to wait for (engine.Close). It is safe to call twice
-// and without Open.
+// Close closes the live feed's connections (each told why), stops accepting connections and
+// lets in-flight requests finish until ctx expires. The engine's background work is the
+// engine's to wait for (engine.Close). It is safe to call twice and without Open.
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
 		if s.http == nil {
 			return
 		}
-		if err = s.http.Shutdown(ctx); err != nil {
-			err = errors.Join(fmt.Errorf("shut down http: %w", err), s.http.Close())
+		err = s.feeds.close(ctx)
+		if herr := s.http.Shutdown(ctx); herr != nil {
+			err = errors.Join(err, fmt.Errorf("shut down http: %w", herr), s.http.Close())
 		}
 		for _, up := range s.upstreams {
 			up.close()
