@@ -25,6 +25,7 @@ Usage:
   heirloom sessions delete KEY        remove a session, its turns, its index entries and checkpoints
   heirloom runs [flags]               list sub-agent runs, newest first
   heirloom search QUERY [flags]       full-text search over every transcript (--session KEY, --json)
+  heirloom watch [flags]              follow the live event feed, one line per event (--session KEY, --type T,…, --json)
   heirloom reindex                    rebuild the search index now, with a progress bar
   heirloom checkpoint KEY [flags]     take a checkpoint of session KEY now and print it
   heirloom mcp                        heirloom's MCP tools over stdio, through the running sidecar (or use its /mcp)
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&RunsCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "search":
 		return exitCode(stderr, (&SearchCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "watch":
+		return exitCode(stderr, (&WatchCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "reindex":
 		return exitCode(stderr, (&ReindexCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "checkpoint":
