@@ -152,9 +152,10 @@ type Hooks interface {
 	// Decode turns one hook call's body into an Event. Bad input returns an error wrapping
 	// ErrMalformed; an event the adapter does not know decodes to KindUnknown, not an error.
 	Decode(body []byte) (Event, error)
-	// Reply encodes the reply to ev carrying context for the model. An empty context yields the
-	// harness's empty reply ("{}" for Claude Code).
-	Reply(ev Event, context string) []byte
+	// Reply encodes heirloom's answer to ev: context for the model, and a refusal of the action
+	// ev is about when the event can refuse one. The zero Answer yields the harness's empty
+	// reply ("{}" for Claude Code).
+	Reply(ev Event, a Answer) []byte
 }
 
 // Transcripts parses one harness's transcript files.

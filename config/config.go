@@ -103,11 +103,20 @@ type Inherit struct {
 	TailChars int `koanf:"tail_chars"`
 }
 
-// Spawn configures what heirloom allows when a session spawns a sub-agent.
+// Spawn configures what heirloom allows when a session spawns a sub-agent. A top-level
+// session is at depth 0, its sub-agents at depth 1.
 type Spawn struct {
-	// MaxDepth, when positive, is how deep sub-agents may nest: a plugin's spawn check from a
-	// session at that depth is refused. Default 0: no limit.
+	// MaxDepth is the deepest a sub-agent may be: a spawn that would create a sub-agent deeper
+	// than this is refused. Default 3; 0 means no limit; negative is invalid.
 	MaxDepth int `koanf:"max_depth"`
+
+	// MaxChildren is how many active sub-agents (pending and running together) one session may
+	// have: a spawn past it is refused. Default 10; 0 means no limit; negative is invalid.
+	MaxChildren int `koanf:"max_children"`
+
+	// Mode is enforce (a spawn past a limit is refused: the model reads the reason as the
+	// tool's error) or observe (it is recorded and reported, never refused). Default enforce.
+	Mode string `koanf:"mode"`
 }
 
 // Checkpoints configures session checkpoints.
@@ -257,7 +266,7 @@ func Default(home, xdgDataHome string) Config {
 			ShutdownTimeout: 5 * time.Second,
 		},
 		Inherit: Inherit{Enabled: !eng.Passive, TailChars: eng.TailChars},
-		Spawn:   Spawn{MaxDepth: eng.MaxSpawnDepth},
+		Spawn:   Spawn{MaxDepth: eng.Spawn.MaxDepth, MaxChildren: eng.Spawn.MaxChildren, Mode: eng.Spawn.Mode},
 		Checkpoints: Checkpoints{
 			EveryPrompts: eng.Checkpoints.EveryPrompts,
 			Every:        eng.Checkpoints.Every,

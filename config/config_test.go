@@ -20,6 +20,7 @@ func TestDefault(t *testing.T) {
 			ShutdownTimeout: 5 * time.Second,
 		},
 		Inherit: config.Inherit{Enabled: true, TailChars: 3000},
+		Spawn:   config.Spawn{MaxDepth: 3, MaxChildren: 10, Mode: "enforce"},
 		Checkpoints: config.Checkpoints{
 			EveryPrompts: 10, Every: 15 * time.Minute, Retention: 7 * 24 * time.Hour, Keep: 3,
 		},

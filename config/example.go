@@ -55,8 +55,10 @@ var docs = map[string]string{
 	"recovery":        "The checkpoint a starting session recovers.",
 	"recovery.window": "How old another session's checkpoint of the project may be to be recovered.",
 
-	"spawn":           "What sub-agents may do.",
-	"spawn.max_depth": "How deep sub-agents may nest (checked by the OpenCode plugin); 0 for no limit.",
+	"spawn":              "Limits on spawning sub-agents (a top-level session is depth 0, its sub-agents 1).",
+	"spawn.max_depth":    "Deepest a sub-agent may be; a spawn that would go deeper is refused. 0 for no limit.",
+	"spawn.max_children": "Active sub-agents (pending and running) one session may have; 0 for no limit.",
+	"spawn.mode":         "enforce (refuse a spawn past a limit) or observe (record and report it, never refuse).",
 }
 
 // commentedOut are keys Example shows as comments: data_dir because its

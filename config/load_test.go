@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 29; got != want {
+	if got, want := len(l.Origins), 31; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -126,7 +126,7 @@ func TestLoad_Testdata(t *testing.T) {
 				ShutdownTimeout: 10 * time.Second,
 			},
 			Inherit: config.Inherit{Enabled: false, TailChars: 0},
-			Spawn:   config.Spawn{MaxDepth: 2},
+			Spawn:   config.Spawn{MaxDepth: 2, MaxChildren: 4, Mode: "observe"},
 			Checkpoints: config.Checkpoints{
 				EveryPrompts: 5, Every: 30 * time.Minute, Retention: 72 * time.Hour, Keep: 1,
 			},

@@ -50,7 +50,9 @@ scope: "default"  # default
 server.hook_timeout: "1s"  # default
 server.max_body_bytes: 8388608  # default
 server.shutdown_timeout: "5s"  # default
-spawn.max_depth: 0  # default
+spawn.max_children: 10  # default
+spawn.max_depth: 3  # default
+spawn.mode: "enforce"  # default
 token: (set)  # env HEIRLOOM_TOKEN
 `
 	if got := b.String(); got != want {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
 )
 
 // scopePattern is what a memory scope may look like; it is used in store
@@ -149,6 +150,14 @@ func (c *Config) problems() []*Error {
 	}
 	if c.Spawn.MaxDepth < 0 {
 		bad("spawn.max_depth", c.Spawn.MaxDepth, "must not be negative")
+	}
+	if c.Spawn.MaxChildren < 0 {
+		bad("spawn.max_children", c.Spawn.MaxChildren, "must not be negative")
+	}
+	switch c.Spawn.Mode {
+	case engine.SpawnEnforce, engine.SpawnObserve:
+	default:
+		bad("spawn.mode", c.Spawn.Mode, "is not one of enforce, observe")
 	}
 	return errs
 }

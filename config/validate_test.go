@@ -38,6 +38,10 @@ func TestConfig_Validate(t *testing.T) {
 		{"ErrHookTimeout", func(c *config.Config) { c.Server.HookTimeout = -time.Second }, "server.hook_timeout", -time.Second},
 		{"ErrShutdownTimeout", func(c *config.Config) { c.Server.ShutdownTimeout = 0 }, "server.shutdown_timeout", time.Duration(0)},
 		{"ErrTailChars", func(c *config.Config) { c.Inherit.TailChars = -1 }, "inherit.tail_chars", -1},
+		{"OKSpawnNoLimits", func(c *config.Config) { c.Spawn = config.Spawn{Mode: "observe"} }, "", nil},
+		{"ErrSpawnMaxDepth", func(c *config.Config) { c.Spawn.MaxDepth = -1 }, "spawn.max_depth", -1},
+		{"ErrSpawnMaxChildren", func(c *config.Config) { c.Spawn.MaxChildren = -2 }, "spawn.max_children", -2},
+		{"ErrSpawnMode", func(c *config.Config) { c.Spawn.Mode = "warn" }, "spawn.mode", "warn"},
 		{"OKKeepNone", func(c *config.Config) { c.Checkpoints.Keep = 0 }, "", nil},
 		{"ErrEveryPrompts", func(c *config.Config) { c.Checkpoints.EveryPrompts = 0 }, "checkpoints.every_prompts", 0},
 		{"ErrEvery", func(c *config.Config) { c.Checkpoints.Every = 0 }, "checkpoints.every", time.Duration(0)},
@@ -95,7 +99,7 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestConfig_Validate_All(t *testing.T) {
 	var c config.Config
-	if got, want := len(configErrors(c.Validate())), 17; got != want {
+	if got, want := len(configErrors(c.Validate())), 18; got != want {
 		t.Errorf("zero Config: got %d errors, want %d (one per field whose zero value is invalid)", got, want)
 	}
 }

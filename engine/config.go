@@ -36,9 +36,9 @@ type Config struct {
 	// parent's transcript (Claude Code writes it asynchronously), and for the parent's spawn
 	// checkpoint to be written. Zero or negative: no wait.
 	SpawnRecordWait time.Duration
-	// MaxSpawnDepth, when positive, is how deep sub-agents may nest: a spawn check for a session
-	// at that depth is refused. Zero means no limit.
-	MaxSpawnDepth int
+	// Spawn holds the spawn limits: how deep sub-agents may nest and how many a session may
+	// have open at once.
+	Spawn SpawnLimits
 	// DescribeWait bounds how long a plugin's inject waits for a harness to describe a sub-agent
 	// whose parent is not known yet. Zero or negative: never ask.
 	DescribeWait time.Duration
@@ -65,11 +65,32 @@ type Checkpoints struct {
 	RecoveryWindow time.Duration
 }
 
+// SpawnLimits are the limits on spawning sub-agents (spawn.*). A top-level session is at depth
+// 0, its sub-agents at 1.
+type SpawnLimits struct {
+	// MaxDepth is the deepest a sub-agent may be: a spawn that would make a sub-agent deeper is
+	// refused. Zero means no limit.
+	MaxDepth int
+	// MaxChildren is how many open runs (pending and running together) one session may have: a
+	// spawn past it is refused. Zero means no limit.
+	MaxChildren int
+	// Mode is SpawnEnforce (a spawn past a limit is refused) or SpawnObserve (it is recorded and
+	// reported as it would have been refused, and goes ahead).
+	Mode string
+}
+
+// Spawn limit modes (SpawnLimits.Mode).
+const (
+	SpawnEnforce = "enforce" // refuse a spawn past a limit
+	SpawnObserve = "observe" // record and report it, never refuse
+)
+
 // DefaultConfig returns the defaults: no transcript roots (the caller names them), 1 MiB read
 // per hook and 4 MiB per background read, blocks on, a 3,000-character tail, a
-// 9,500-character reply, 400 ms for the spawning turn, no depth limit, 300 ms to describe a
-// sub-agent, and checkpoints every 10 prompts or 15 minutes, kept 7 days (the newest 3 of each
-// session always), pruned hourly, recovered within 4 hours.
+// 9,500-character reply, 400 ms for the spawning turn, sub-agents at most 3 deep and 10 open
+// per session (enforced), 300 ms to describe a sub-agent, and checkpoints every 10 prompts or
+// 15 minutes, kept 7 days (the newest 3 of each session always), pruned hourly, recovered
+// within 4 hours.
 func DefaultConfig() Config {
 	return Config{
 		HookReadBytes:   1 << 20,
@@ -77,6 +98,7 @@ func DefaultConfig() Config {
 		TailChars:       inject.DefaultTailChars,
 		MaxContextChars: adapters.DefaultMaxContextChars,
 		SpawnRecordWait: 400 * time.Millisecond,
+		Spawn:           SpawnLimits{MaxDepth: 3, MaxChildren: 10, Mode: SpawnEnforce},
 		DescribeWait:    300 * time.Millisecond,
 		Checkpoints: Checkpoints{
 			EveryPrompts:   10,
@@ -103,8 +125,12 @@ func (c Config) Validate() error {
 		return bad("TailChars", c.TailChars, "want ≥ 0")
 	case c.MaxContextChars <= 0:
 		return bad("MaxContextChars", c.MaxContextChars, "want > 0")
-	case c.MaxSpawnDepth < 0:
-		return bad("MaxSpawnDepth", c.MaxSpawnDepth, "want ≥ 0")
+	case c.Spawn.MaxDepth < 0:
+		return bad("Spawn.MaxDepth", c.Spawn.MaxDepth, "want ≥ 0")
+	case c.Spawn.MaxChildren < 0:
+		return bad("Spawn.MaxChildren", c.Spawn.MaxChildren, "want ≥ 0")
+	case c.Spawn.Mode != SpawnEnforce && c.Spawn.Mode != SpawnObserve:
+		return bad("Spawn.Mode", fmt.Sprintf("%q", c.Spawn.Mode), "want enforce or observe")
 	case c.Checkpoints.EveryPrompts <= 0:
 		return bad("Checkpoints.EveryPrompts", c.Checkpoints.EveryPrompts, "want > 0")
 	case c.Checkpoints.Every <= 0:

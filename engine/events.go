@@ -25,7 +25,7 @@ const (
 	EventSessionCompacted  = "session.compacted"  // data: compactions (the epoch)
 	EventRunStarted        = "run.started"        // a sub-agent started for a run; data: child, type, depth
 	EventRunEnded          = "run.ended"          // data: status, end_reason, child
-	EventSpawnRefused      = "spawn.refused"      // data: reason, depth
+	EventSpawnRefused      = "spawn.refused"      // data: reason, depth, type, enforced (false: observe mode, the spawn went ahead)
 	EventCheckpointWritten = "checkpoint.written" // data: id, trigger
 	EventBlockInjected     = "block.injected"     // data: block (its heading), chars, via (hook event or plugin call)
 )
@@ -205,8 +205,13 @@ func (e *Engine) observeRun(c *kv.RunChange, now time.Time) {
 	switch {
 	case r.Status == kv.RunRefused && (!c.Existed || c.Old.Status != kv.RunRefused):
 		e.Feed.Publish(Event{Type: EventSpawnRefused, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID,
-			Data: map[string]any{"reason": r.Reason, "depth": r.Depth, "type": r.Type}})
+			Data: map[string]any{"reason": r.Reason, "depth": r.Depth, "type": r.Type, "enforced": true}})
 		return
+	case r.Pending() && r.Reason != "" && (!c.Existed || c.Old.Reason == ""):
+		// A spawn over a limit in observe mode (spawn.mode): recorded with the reason a refusal
+		// would have given, and going ahead.
+		e.Feed.Publish(Event{Type: EventSpawnRefused, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID,
+			Data: map[string]any{"reason": r.Reason, "depth": r.Depth, "type": r.Type, "enforced": false}})
 	case r.ChildID != "" && (!c.Existed || c.Old.ChildID == "") && (r.Open() || c.Existed && c.Old.Open()):
 		e.Feed.Publish(Event{Type: EventRunStarted, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID,
 			Data: map[string]any{"child": r.ChildID, "type": r.Type, "depth": r.Depth}})

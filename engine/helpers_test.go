@@ -57,6 +57,13 @@ func openEngine(t testing.TB, tr cct.Tree, configure func(*engine.Engine)) *engi
 // engine, returning the context and the engine's error.
 func hook(t testing.TB, e *engine.Engine, fields map[string]any) (string, error) {
 	t.Helper()
+	a, err := hookAnswer(t, e, fields)
+	return a.Context, err
+}
+
+// hookAnswer is hook returning the engine's whole answer.
+func hookAnswer(t testing.TB, e *engine.Engine, fields map[string]any) (adapters.Answer, error) {
+	t.Helper()
 	body, _ := json.Marshal(fields)
 	ev, err := claudecode.Adapter{}.Decode(body)
 	if err != nil {

@@ -10,57 +10,60 @@ import (
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
-// Hook applies one hook event (a harness that calls hooks: Claude Code) and returns the context
-// to hand back to the harness, "" for none. The work runs under the engine's own context, so
-// whatever it writes is finished even when ctx (the hook's deadline) ends first; Hook then
-// returns ctx's error and the harness gets no context. An event of an unknown kind is no error.
-func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (string, error) {
+// Hook applies one hook event (a harness that calls hooks: Claude Code) and returns heirloom's
+// answer for the harness: context for the model ("" for none), and the refusal of a spawn past
+// the spawn limits (Answer.Deny, see SpawnRefusal). The work runs under the engine's own
+// context, so whatever it writes is finished even when ctx (the hook's deadline) ends first;
+// Hook then returns ctx's error and the harness gets no answer: a spawn goes ahead. An event of
+// an unknown kind is no error.
+func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, error) {
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
-	return detach(ctx, e, func(ctx context.Context) (string, error) {
-		text, err := e.hook(ctx, ev)
-		if err == nil && text != "" {
+	return detach(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
+		a, err := e.hook(ctx, ev)
+		if err == nil && a.Context != "" {
 			to := ev.SessionID
 			if ev.Kind == adapters.KindSubagentStart {
 				to = childID(ev.SessionID, ev.AgentID)
 			}
-			e.blocksInjected(e.Scope, to, text, string(ev.Kind))
+			e.blocksInjected(e.Scope, to, a.Context, string(ev.Kind))
 		}
-		return text, err
+		return a, err
 	})
 }
 
 // hook is Hook's work. All work for one top-level session runs under that session's lock, so
-// parallel sub-agents' hooks cannot race each other's pairing or transcript reads.
-func (e *Engine) hook(ctx context.Context, ev adapters.Event) (string, error) {
+// parallel sub-agents' hooks cannot race each other's pairing or transcript reads, nor the
+// spawns of its tree each other's count against the spawn limits.
+func (e *Engine) hook(ctx context.Context, ev adapters.Event) (adapters.Answer, error) {
 	if ev.Kind == adapters.KindUnknown {
-		return "", nil
+		return adapters.Answer{}, nil
 	}
 	h := e.harness(ev.Harness)
 	if ev.Kind == adapters.KindSubagentStart {
-		return e.subagentStart(ctx, h, ev)
+		return withContext(e.subagentStart(ctx, h, ev))
 	}
 	if ev.SessionID == "" {
-		return "", nil
+		return adapters.Answer{}, nil
 	}
 	unlock := e.locks.lock(lockKey(e.Scope, ev.SessionID))
 	defer unlock()
 	sess, err := e.touchSession(ctx, ev)
 	if err != nil {
-		return "", err
+		return adapters.Answer{}, err
 	}
 	switch ev.Kind {
 	case adapters.KindSessionStart:
-		return e.sessionStart(ctx, h, ev, sess)
+		return withContext(e.sessionStart(ctx, h, ev, sess))
 	case adapters.KindPrompt:
 		// The prompt is counted once its transcript record is stored (see kv.Session.Prompts).
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
-			return "", err
+			return adapters.Answer{}, err
 		}
 		e.maybeCheckpoint(in.Session)
-		return "", nil
+		return adapters.Answer{}, nil
 	case adapters.KindPreCompact:
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
@@ -70,18 +73,23 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event) (string, error) {
 		if in.Behind {
 			recent = e.recentFromFile(h, sess, e.Config.HookReadBytes)
 		}
-		return "", e.preCompactionCheckpoint(ctx, e.Scope, ev.SessionID, ev.Instructions, recent)
+		return adapters.Answer{}, e.preCompactionCheckpoint(ctx, e.Scope, ev.SessionID, ev.Instructions, recent)
 	case adapters.KindStop, adapters.KindSessionEnd:
 		_, err := e.ingest(ctx, h, sess, ev.SessionID)
-		return "", err
+		return adapters.Answer{}, err
 	case adapters.KindSpawn:
-		return "", e.spawn(ctx, h, ev, sess)
+		return e.spawn(ctx, h, ev, sess)
 	case adapters.KindSpawnResult:
-		return "", e.spawnResult(ctx, ev)
+		return adapters.Answer{}, e.spawnResult(ctx, ev)
 	case adapters.KindSubagentStop:
-		return "", e.subagentStop(ctx, h, ev, sess)
+		return adapters.Answer{}, e.subagentStop(ctx, h, ev, sess)
 	}
-	return "", nil
+	return adapters.Answer{}, nil
+}
+
+// withContext is the answer carrying text as context.
+func withContext(text string, err error) (adapters.Answer, error) {
+	return adapters.Answer{Context: text}, err
 }
 
 // sessionStart answers a SessionStart. After a compaction (source compact) it counts the

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/inject"
@@ -186,33 +185,4 @@ func (e *Engine) describeParentIfUnknown(ctx context.Context, harness, scope, id
 		return ""
 	}
 	return sess.ParentID
-}
-
-// SpawnDecision is the answer to a spawn check.
-type SpawnDecision struct {
-	Allow  bool
-	Reason string // why not, for the model to read; "" when allowed
-}
-
-// SpawnCheck answers whether session may spawn a sub-agent now (OpenCode's tool.execute.before
-// for task). It refuses only when Config.MaxSpawnDepth is set and the new sub-agent would be
-// deeper; an unknown session is allowed.
-func (e *Engine) SpawnCheck(ctx context.Context, scope, session string) (SpawnDecision, error) {
-	if e.Config.MaxSpawnDepth <= 0 || session == "" {
-		return SpawnDecision{Allow: true}, nil
-	}
-	if scope == "" {
-		scope = e.Scope
-	}
-	sess, err := e.Store.GetSession(ctx, scope, session)
-	if errors.Is(err, kv.ErrNotFound) {
-		return SpawnDecision{Allow: true}, nil
-	}
-	if err != nil {
-		return SpawnDecision{}, err
-	}
-	if sess.Depth+1 > e.Config.MaxSpawnDepth {
-		return SpawnDecision{Reason: fmt.Sprintf("heirloom: sub-agents may nest %d deep; this session is at depth %d", e.Config.MaxSpawnDepth, sess.Depth)}, nil
-	}
-	return SpawnDecision{Allow: true}, nil
 }

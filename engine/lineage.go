@@ -22,32 +22,24 @@ import (
 // inside a multi-record transaction: it would abort the whole transaction.
 var errUnchanged = errors.New("unchanged")
 
-// spawn records a pending run for a sub-agent the session asked for, reads the issuer's
-// transcript so the child inherits everything up to the spawn, and writes the issuer's spawn
-// checkpoint in the background (the digest the child inherits). Repeats are no-ops. root is the
+// spawn decides a spawn the session asked for against the spawn limits and records its run
+// (see hookSpawn): refused, it answers with the refusal and reads nothing more, since no
+// sub-agent will start. Allowed, the run is pending; spawn reads the issuer's transcript so the
+// child inherits everything up to the spawn, and writes the issuer's spawn checkpoint in the
+// background (the digest the child inherits). Repeats get the same answer. root is the
 // top-level session, as touchSession wrote it.
-func (e *Engine) spawn(ctx context.Context, h adapters.Registration, ev adapters.Event, root kv.Session) error {
+func (e *Engine) spawn(ctx context.Context, h adapters.Registration, ev adapters.Event, root kv.Session) (adapters.Answer, error) {
 	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" {
-		return nil
+		return adapters.Answer{}, nil
+	}
+	d, err := e.hookSpawn(ctx, ev, root)
+	if err != nil {
+		return adapters.Answer{}, fmt.Errorf("decide spawn %s: %w", ev.Spawn.ToolUseID, err)
+	}
+	if !d.Allow {
+		return adapters.Answer{Deny: SpawnRefusal(d.Reason)}, nil
 	}
 	issuer := issuerID(ev)
-	_, err := e.Store.UpdateRun(ctx, e.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
-		if exists {
-			return errUnchanged
-		}
-		r.Harness = ev.Harness
-		r.RootID = ev.SessionID
-		r.ParentID = issuer
-		r.Description = ev.Spawn.Description
-		r.Prompt = ev.Spawn.Prompt
-		r.Type = ev.Spawn.Type
-		r.Status = kv.RunPending
-		r.CreatedAt = ev.At
-		return nil
-	})
-	if err != nil && !errors.Is(err, errUnchanged) {
-		return fmt.Errorf("record spawn %s: %w", ev.Spawn.ToolUseID, err)
-	}
 	var in ingested
 	if issuer == root.ID {
 		in, err = e.ingest(ctx, h, root, root.ID)
@@ -55,12 +47,12 @@ func (e *Engine) spawn(ctx context.Context, h adapters.Registration, ev adapters
 		in, err = e.ingestID(ctx, h, issuer, root.ID)
 	}
 	if err != nil {
-		return err
+		return adapters.Answer{}, err
 	}
 	if in.Session.ID != "" && !in.Behind {
 		e.spawnCheckpoint(in.Session)
 	}
-	return nil
+	return adapters.Answer{}, nil
 }
 
 // subagentStart records a starting sub-agent, pairs it with the spawn that asked for it, and

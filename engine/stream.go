@@ -178,6 +178,9 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	created := false
 	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
 		run, err := tx.UpdateRun(ev.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+			if exists && r.Status == kv.RunRefused && child == "" {
+				return nil // heirloom refused it (spawn limits): the call's error is no run of a sub-agent
+			}
 			if created = !exists; created {
 				r.Harness, r.RootID, r.ParentID, r.Status, r.CreatedAt = ev.Harness, root, ev.SessionID, kv.RunPending, ev.At
 			}

@@ -77,8 +77,8 @@ func (s *Shim) runWrapped(ctx context.Context, harness string) int {
 		s.writeReply(reply)
 		return 0
 	}
-	event, ourContext := claudecode.HookEventName(body), claudecode.ReplyContext(reply)
-	merged, err := claudecode.Merge(event, ourContext, up.stdout, s.maxContextChars(), heading.Priority())
+	event, answer := claudecode.HookEventName(body), claudecode.ReplyAnswer(reply)
+	merged, err := claudecode.Merge(event, answer, up.stdout, s.maxContextChars(), heading.Priority())
 	if err != nil {
 		s.warnf("wrapped command %s: %v; replying %s", s.commandName(), err, alone)
 		s.writeReply(reply)

@@ -67,9 +67,10 @@ const emptyReply = "{}"
 // and waits for both (at most CommandTimeout and Timeout, plus a short grace for pipes a
 // command's leftover children hold open). The command's stderr is passed through as written.
 // Then, by the command's outcome:
-//   - exit 0: prints claudecode.Merge of heirloom's context and the command's stdout, with
-//     heirloom's sections (inject/heading) cut last, which is the stdout byte for byte when
-//     heirloom adds nothing (the sidecar failing included); returns 0.
+//   - exit 0: prints claudecode.Merge of heirloom's answer and the command's stdout, with
+//     heirloom's sections (inject/heading) cut last and heirloom's refusal of a spawn kept
+//     over the command's decision, which is the stdout byte for byte when heirloom adds
+//     nothing (the sidecar failing included); returns 0.
 //   - exit 2 (the command blocks): prints its stdout as it was (its first
 //     claudecode.MaxUpstreamBytes), adds nothing to stderr, and returns 2, whatever the
 //     sidecar did.

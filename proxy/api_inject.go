@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/engine"
@@ -93,25 +94,57 @@ func (s *Server) inject(r *http.Request, req InjectRequest) (any, error) {
 	return InjectReply{Context: text}, nil
 }
 
-// spawnCheckReply answers whether a session may spawn a sub-agent now.
-type spawnCheckReply struct {
+// SpawnCheckRequest is the body of POST /api/spawn-check: the spawning tool call a plugin is
+// about to let run. Every field may be missing; unknown fields are ignored (the args are the
+// harness's own tool arguments).
+type SpawnCheckRequest struct {
+	Tool   string `json:"tool,omitempty"`    // the spawning tool (task, sessions_spawn)
+	CallID string `json:"call_id,omitempty"` // the tool call's id; the refused or pending run is recorded under it
+	Args   struct {
+		Description  string `json:"description,omitempty"`   // the spawn's short description
+		Prompt       string `json:"prompt,omitempty"`        // its task prompt
+		SubagentType string `json:"subagent_type,omitempty"` // the sub-agent type asked for
+	} `json:"args"`
+}
+
+// SpawnCheckReply answers whether a session may spawn a sub-agent now. Reason names the limit
+// a spawn hits ("depth 2 exceeds spawn.max_depth 1"); in observe mode Allow is true and Reason
+// says what enforce would have refused.
+type SpawnCheckReply struct {
 	Allow  bool   `json:"allow"`
 	Reason string `json:"reason,omitempty"`
 }
 
 // postSpawnCheck answers a plugin asking before a spawn (OpenCode's tool.execute.before for
-// task); see engine.SpawnCheck. The body (the tool's arguments) is read and ignored for now.
+// task, OpenClaw's before_tool_call for sessions_spawn) and records the spawn's run: see
+// engine.SpawnCheck. The query names the harness, the session and optionally the scope; the
+// body the call (see SpawnCheckRequest), and may be empty.
 func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 	p, err := parseParams(r, "harness", "session", "scope")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.Copy(io.Discard, http.MaxBytesReader(nil, r.Body, s.MaxBodyBytes)); err != nil {
-		return nil, err
-	}
-	d, err := s.Engine.SpawnCheck(r.Context(), p["scope"], p["session"])
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBodyBytes))
 	if err != nil {
 		return nil, err
 	}
-	return spawnCheckReply{Allow: d.Allow, Reason: d.Reason}, nil
+	var req SpawnCheckRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, Errorf(ECodeBadJSON, "body: "+err.Error())
+		}
+	}
+	for name, v := range map[string]string{"call_id": req.CallID, "args.description": req.Args.Description, "args.prompt": req.Args.Prompt, "args.subagent_type": req.Args.SubagentType} {
+		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			return nil, Errorf(ECodeInvalid, name+": not valid text")
+		}
+	}
+	d, err := s.Engine.SpawnCheck(r.Context(), engine.SpawnRequest{
+		Harness: p["harness"], Scope: p["scope"], Session: p["session"], CallID: req.CallID,
+		Description: req.Args.Description, Prompt: req.Args.Prompt, Type: req.Args.SubagentType,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return SpawnCheckReply{Allow: d.Allow, Reason: d.Reason}, nil
 }

@@ -19,7 +19,8 @@ import (
 // empty reply, never an error it would show its user.
 //
 // With an upstream (up not nil), the call is also forwarded to it while the engine decides,
-// and the reply is the upstream's with heirloom's context first (see forward). A body heirloom
+// and the reply is the upstream's with heirloom's context first and heirloom's refusal, if any,
+// kept (see forward). A body heirloom
 // cannot decode is then still forwarded, and the upstream's reply passed through as it is.
 func (s *Server) serveHook(w http.ResponseWriter, r *http.Request, harness string, h adapters.Hooks, up *upstream) {
 	start := time.Now()
@@ -38,7 +39,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request, harness strin
 		if up != nil {
 			s.Logger.Debug("undecodable hook call forwarded as it is", "harness", harness, "error", err)
 			mine := make(chan []byte, 1)
-			mine <- h.Reply(adapters.Event{}, "")
+			mine <- h.Reply(adapters.Event{}, adapters.Answer{})
 			s.forward(w, r, up, body, adapters.Event{Harness: harness}, mine)
 			return
 		}
@@ -54,27 +55,28 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request, harness strin
 	if up != nil {
 		// Forward while deciding: the harness waits for the slower of the two, not both.
 		mine := make(chan []byte, 1)
-		go func() { mine <- h.Reply(ev, s.hookContext(ctx, harness, ev)) }()
+		go func() { mine <- h.Reply(ev, s.hookAnswer(ctx, harness, ev)) }()
 		s.forward(w, r, up, body, ev, mine)
 		return
 	}
-	text := s.hookContext(ctx, harness, ev)
+	a := s.hookAnswer(ctx, harness, ev)
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(h.Reply(ev, text))
+	_, _ = w.Write(h.Reply(ev, a))
 }
 
-// hookContext asks the engine for the context of the reply to ev and returns it, or "" when
-// ctx ends first or the engine fails: the hook fails open. Work still running past the
-// deadline finishes in the engine's background.
-func (s *Server) hookContext(ctx context.Context, harness string, ev adapters.Event) string {
-	text, err := s.Engine.Hook(ctx, ev)
+// hookAnswer asks the engine for its answer to ev (context, a refusal) and returns it, or the
+// empty answer when ctx ends first or the engine fails: the hook fails open, a spawn heirloom
+// could not decide in time goes ahead. Work still running past the deadline finishes in the
+// engine's background.
+func (s *Server) hookAnswer(ctx context.Context, harness string, ev adapters.Event) adapters.Answer {
+	a, err := s.Engine.Hook(ctx, ev)
 	if err == nil {
 		s.metrics.event(harness, sourceHook, outcomeAccepted)
-		return text
+		return a
 	}
 	s.metrics.event(harness, sourceHook, outcomeFailed)
 	s.logEngineError("hook", harness, ev, err)
-	return ""
+	return adapters.Answer{}
 }
 
 // servePluginHook serves POST /hooks/{harness} for a harness's plugin: decode, apply like a

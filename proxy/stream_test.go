@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -157,24 +159,42 @@ func TestStreamIdleEndsRun(t *testing.T) {
 	}
 }
 
+// TestSpawnCheck: POST /api/spawn-check answers with engine.SpawnCheck's decision and records
+// the refused call under its call_id with the task's arguments; an unknown session is allowed;
+// the body may be empty, and a body that is not JSON is a 400.
 func TestSpawnCheck(t *testing.T) {
-	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.MaxSpawnDepth = 1 })
+	s := MustOpenServer(t, func(s *proxy.Server) {
+		s.Engine.Config.Spawn = engine.SpawnLimits{MaxDepth: 1, MaxChildren: 1, Mode: engine.SpawnEnforce}
+	})
 	root := oc(adapters.KindSessionStart, "ses_P")
 	child := oc(adapters.KindSessionStart, "ses_C")
 	child.ParentSessionID = "ses_P"
 	consume(t, s, root, child)
-	check := func(session string) map[string]any {
-		_, got, _ := do(t, "POST", s.URL()+"/api/spawn-check?harness=opencode&session="+url.QueryEscape(session), `{"prompt":"x"}`, nil)
-		return got
+	check := func(session, body string) (int, map[string]any) {
+		status, got, _ := do(t, "POST", s.URL()+"/api/spawn-check?harness=opencode&session="+url.QueryEscape(session), body, nil)
+		return status, got
 	}
-	if got := check("ses_P"); got["allow"] != true {
+	const call = `{"tool":"task","call_id":"call_%s","args":{"description":"d","prompt":"p %s","subagent_type":"general","extra":1}}`
+	if _, got := check("ses_P", fmt.Sprintf(call, "1", "1")); got["allow"] != true || got["reason"] != nil {
 		t.Fatalf("root may spawn: got %v", got)
 	}
-	if got := check("ses_C"); got["allow"] != false || got["reason"] == "" {
-		t.Fatalf("depth-1 session with max depth 1: got %v, want a refusal with a reason", got)
+	if _, got := check("ses_P", fmt.Sprintf(call, "2", "2")); got["allow"] != false || got["reason"] != "parent already has 1 active sub-agents (spawn.max_children 1)" {
+		t.Fatalf("root's second spawn: got %v, want refused by max_children", got)
 	}
-	if got := check("ses_unknown"); got["allow"] != true {
+	if _, got := check("ses_C", fmt.Sprintf(call, "3", "3")); got["allow"] != false || got["reason"] != "depth 2 exceeds spawn.max_depth 1" {
+		t.Fatalf("depth-1 session with max depth 1: got %v, want refused by max_depth", got)
+	}
+	if r := mustRun(t, s, "call_3"); r.Status != kv.RunRefused || r.ParentID != "ses_C" || r.Prompt != "p 3" || r.Description != "d" || r.Type != "general" || r.Depth != 2 {
+		t.Fatalf("refused run: got %+v", r)
+	}
+	if _, got := check("ses_unknown", ""); got["allow"] != true {
 		t.Fatalf("unknown session: got %v", got)
+	}
+	if _, got := check("ses_C", `{"prompt":"x"}`); got["allow"] != false {
+		t.Fatalf("no call id: got %v, want the decision all the same", got)
+	}
+	if status, _ := check("ses_C", `{not json`); status != http.StatusBadRequest {
+		t.Fatalf("bad JSON: got %d, want 400", status)
 	}
 	if status, _, _ := do(t, "GET", s.URL()+"/api/spawn-check", "", nil); status != http.StatusMethodNotAllowed {
 		t.Fatalf("GET spawn-check: got %d", status)

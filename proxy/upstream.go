@@ -159,7 +159,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up *upstream, b
 	rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// mergeUpstream reads the upstream's reply and merges heirloom's reply into it. A failure is an
+// mergeUpstream reads the upstream's reply and merges heirloom's reply into it: its context,
+// and its refusal, which wins over the upstream's decision. A failure is an
 // *upstreamError naming its outcome.
 func (s *Server) mergeUpstream(resp *http.Response, ev adapters.Event, ours func() []byte) ([]byte, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -180,7 +181,7 @@ func (s *Server) mergeUpstream(resp *http.Response, ev adapters.Event, ours func
 		return nil, &upstreamError{OutcomeOversized, fmt.Errorf("reply over %d bytes", claudecode.MaxUpstreamBytes)}
 	}
 	mine := ours()
-	merged, err := claudecode.Merge(ev.Name, claudecode.ReplyContext(mine), body, s.Engine.Config.MaxContextChars, heading.Priority())
+	merged, err := claudecode.Merge(ev.Name, claudecode.ReplyAnswer(mine), body, s.Engine.Config.MaxContextChars, heading.Priority())
 	if err != nil {
 		return nil, &upstreamError{OutcomeInvalid, err}
 	}

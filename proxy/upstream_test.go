@@ -27,7 +27,7 @@ import (
 
 // ctxReply is Claude Code's reply carrying context for event, as its adapter encodes it.
 func ctxReply(event, context string) string {
-	return string(claudecode.Adapter{}.Reply(adapters.Event{Name: event}, context))
+	return string(claudecode.Adapter{}.Reply(adapters.Event{Name: event}, adapters.Answer{Context: context}))
 }
 
 // jsonStr encodes s as a JSON string (the tests' texts hold nothing json.Marshal escapes).
@@ -42,7 +42,7 @@ func additionalContext(t *testing.T, reply []byte) string {
 	if !json.Valid(reply) {
 		t.Fatalf("reply is not JSON: %q", reply)
 	}
-	return claudecode.ReplyContext(reply)
+	return claudecode.ReplyAnswer(reply).Context
 }
 
 // upstreamRequest is what an upstream hook target received.

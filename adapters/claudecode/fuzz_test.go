@@ -44,12 +44,12 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("kind %s without SessionID", ev.Kind)
 		}
 		for _, c := range []string{"ctx", "bad \xff \"q\"\n<x>", ""} {
-			b := a.Reply(ev, c)
+			b := a.Reply(ev, adapters.Answer{Context: c, Deny: c})
 			if !json.Valid(b) {
 				t.Fatalf("Reply(%+v, %q) = %q: not valid JSON", ev, c, b)
 			}
 			if c == "" && string(b) != "{}" {
-				t.Fatalf("Reply with empty context = %s, want {}", b)
+				t.Fatalf("Reply with an empty answer = %s, want {}", b)
 			}
 		}
 	})

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/heirloom-dev/heirloom/adapters"
 )
 
 // ErrUpstreamReply is returned by Merge for an upstream reply it cannot use.
@@ -19,24 +22,30 @@ const MaxUpstreamBytes = 1 << 20
 // context, the cut marker. It is the separator heirloom puts between its own blocks.
 const contextSep = "\n\n"
 
-// Merge combines heirloom's context for one hook call with an upstream hook target's reply to the
+// Merge combines heirloom's answer to one hook call with an upstream hook target's reply to the
 // same call (an http hook's response body, or a wrapped command's stdout with exit code 0).
-// event is the hook_event_name; ours is heirloom's additionalContext ("" when it adds nothing);
-// maxChars caps the merged additionalContext in UTF-16 code units, as Claude Code counts it;
-// zero or negative means DefaultMaxContextChars. sections are the headings that start the
-// sections of ours, highest priority first (heirloom passes inject/heading.Priority()); a section
-// starts at the first line of ours equal to its heading. Nil sections make ours one section.
+// event is the hook_event_name; ours is heirloom's answer: its Context ("" when it adds
+// nothing) and its Deny (a refused spawn); maxChars caps the merged additionalContext in UTF-16
+// code units, as Claude Code counts it; zero or negative means DefaultMaxContextChars. sections
+// are the headings that start the sections of ours.Context, highest priority first (heirloom
+// passes inject/heading.Priority()); a section starts at the first line of ours equal to its
+// heading. Nil sections make ours one section.
 //
-// When ours is empty a usable upstream reply is returned unchanged, byte for byte (passive
-// mode). An upstream JSON object is kept intact except hookSpecificOutput.additionalContext,
-// which becomes ours first, then the upstream's: only that value's bytes are replaced (or the
-// member is added at the end of hookSpecificOutput, with hookEventName when that is missing, or
-// hookSpecificOutput is added at the end of the object), so every other byte, key order and
-// unknown fields included, survives. Plain-text upstream output (not starting with '{' or '['
-// once surrounding whitespace is trimmed) is the upstream's context, trimmed; an empty (or
-// all-whitespace) reply is no upstream context. For both, the result is
+// When ours adds nothing (no context, and no refusal the event can carry) a usable upstream
+// reply is returned unchanged, byte for byte (passive mode). An upstream JSON object is kept
+// intact except the members of hookSpecificOutput heirloom sets: additionalContext, which
+// becomes ours first, then the upstream's; and, for a refusal of a PreToolUse,
+// permissionDecision, which becomes "deny" whatever the upstream decided (heirloom's refusal
+// wins: Claude Code reads hookSpecificOutput's decision after the top-level "decision"), with
+// permissionDecisionReason ours, then, when the upstream denied too, a blank line and its
+// reason. Only those values' bytes are replaced (or the members are added at the end of
+// hookSpecificOutput, with hookEventName when that is missing, or hookSpecificOutput is added
+// at the end of the object), so every other byte, key order and unknown fields included,
+// survives. Plain-text upstream output (not starting with '{' or '[' once surrounding
+// whitespace is trimmed) is the upstream's context, trimmed; an empty (or all-whitespace) reply
+// is no upstream context. For both, the result is Reply's shape:
 //
-//	{"hookSpecificOutput":{"hookEventName":"<event>","additionalContext":"<merged>"}}
+//	{"hookSpecificOutput":{"hookEventName":"<event>"[,"permissionDecision":"deny","permissionDecisionReason":"<reason>"],"additionalContext":"<merged>"}}
 //
 // The merged context is ours, a blank line, then the upstream's context. Over the cap: the
 // upstream's part is cut at its end (at a word boundary, marked " […]") or dropped first, then
@@ -45,14 +54,15 @@ const contextSep = "\n\n"
 // heading is cut before them all), and a trailing marker, "[heirloom: cut to fit N characters:
 // ...]", says what was shortened or dropped. A section keeps its heading line when shortened,
 // and is dropped instead when under 32 units of text would remain. The merged context, marker
-// included, is never longer than maxChars.
+// included, is never longer than maxChars. With a refusal and no context of ours, the
+// upstream's context is left as it is.
 //
 // It fails (ErrUpstreamReply) on an upstream reply that is invalid JSON (starts like JSON but
 // does not parse or is not an object), invalid UTF-8, larger than MaxUpstreamBytes, or whose
 // hookSpecificOutput is neither an object nor null, or whose additionalContext is neither a
 // string nor null; these checks apply in passive mode too. The caller then replies with
-// heirloom's context alone.
-func Merge(event, ours string, upstream []byte, maxChars int, sections []string) ([]byte, error) {
+// heirloom's answer alone.
+func Merge(event string, ours adapters.Answer, upstream []byte, maxChars int, sections []string) ([]byte, error) {
 	if len(upstream) > MaxUpstreamBytes {
 		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrUpstreamReply, len(upstream), MaxUpstreamBytes)
 	}
@@ -62,21 +72,38 @@ func Merge(event, ours string, upstream []byte, maxChars int, sections []string)
 	if maxChars <= 0 {
 		maxChars = DefaultMaxContextChars
 	}
+	hasContext := strings.TrimSpace(ours.Context) != ""
+	deny := answerMembers(event, adapters.Answer{Deny: ours.Deny})
+	passive := !hasContext && len(deny) == 0
 	trimmed := bytes.TrimSpace(upstream)
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		obj, err := scanReply(upstream)
 		if err != nil {
 			return nil, err
 		}
-		if strings.TrimSpace(ours) == "" {
+		if passive {
 			return upstream, nil
 		}
-		return obj.splice(event, mergeContext(ours, obj.context, maxChars, sections)), nil
+		if len(deny) > 0 && obj.denied && obj.reason != "" {
+			deny[1].value += contextSep + obj.reason
+		}
+		set := deny
+		if hasContext {
+			set = append(set, setting{"additionalContext", mergeContext(ours.Context, obj.context, maxChars, sections)})
+		}
+		return obj.splice(event, set), nil
 	}
-	if strings.TrimSpace(ours) == "" {
+	if passive {
 		return upstream, nil
 	}
-	return contextReply(event, mergeContext(ours, string(trimmed), maxChars, sections)), nil
+	set := deny
+	switch {
+	case hasContext:
+		set = append(set, setting{"additionalContext", mergeContext(ours.Context, string(trimmed), maxChars, sections)})
+	case len(trimmed) > 0 && acceptsContext(event):
+		set = append(set, setting{"additionalContext", string(trimmed)})
+	}
+	return hookReply(event, set), nil
 }
 
 // span is a value's byte range [start, end) in the upstream reply.
@@ -92,17 +119,21 @@ type replyObject struct {
 	hsoClose int  // offset of hookSpecificOutput's closing '}' when it is an object
 	hsoEmpty bool // hookSpecificOutput is an object without members
 	hasEvent bool // hookSpecificOutput names hookEventName
-	ac       span // the additionalContext value; start < 0 when absent
-	context  string
+	// inner are the value spans of hookSpecificOutput's members, by key (the last of a
+	// repeated key).
+	inner   map[string]span
+	context string // additionalContext, trimmed; "" when absent or null
+	denied  bool   // permissionDecision is "deny"
+	reason  string // permissionDecisionReason, trimmed, when a string
 }
 
 // scanReply parses an upstream reply that starts like JSON and locates its hookSpecificOutput and
-// additionalContext values. When a key repeats, the last one counts, as in JavaScript's JSON.parse.
+// the members Merge sets. When a key repeats, the last one counts, as in JavaScript's JSON.parse.
 func scanReply(raw []byte) (*replyObject, error) {
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrUpstreamReply)
 	}
-	obj := &replyObject{raw: raw, hso: span{-1, -1}, ac: span{-1, -1}}
+	obj := &replyObject{raw: raw, hso: span{-1, -1}}
 	members, closing, ok := objectMembers(raw, 0)
 	if !ok {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrUpstreamReply)
@@ -126,25 +157,24 @@ func scanReply(raw []byte) (*replyObject, error) {
 		return nil, fmt.Errorf("%w: hookSpecificOutput is not an object", ErrUpstreamReply)
 	}
 	obj.hsoClose, obj.hsoEmpty = hsoClose, len(inner) == 0
+	obj.inner = make(map[string]span, len(inner))
 	for _, m := range inner {
-		switch m.key {
-		case "hookEventName":
-			obj.hasEvent = true
-		case "additionalContext":
-			obj.ac = m.value
+		obj.inner[m.key] = m.value
+	}
+	_, obj.hasEvent = obj.inner["hookEventName"]
+	if ac, ok := obj.inner["additionalContext"]; ok && string(raw[ac.start:ac.end]) != "null" {
+		if err := json.Unmarshal(raw[ac.start:ac.end], &obj.context); err != nil {
+			return nil, fmt.Errorf("%w: additionalContext is not a string", ErrUpstreamReply)
 		}
+		obj.context = strings.TrimSpace(obj.context)
 	}
-	if obj.ac.start < 0 {
-		return obj, nil
+	var decision string
+	if v, ok := obj.inner["permissionDecision"]; ok && json.Unmarshal(raw[v.start:v.end], &decision) == nil {
+		obj.denied = decision == "deny"
 	}
-	value = raw[obj.ac.start:obj.ac.end]
-	if string(value) == "null" {
-		return obj, nil
+	if v, ok := obj.inner["permissionDecisionReason"]; ok && json.Unmarshal(raw[v.start:v.end], &obj.reason) == nil {
+		obj.reason = strings.TrimSpace(obj.reason)
 	}
-	if err := json.Unmarshal(value, &obj.context); err != nil {
-		return nil, fmt.Errorf("%w: additionalContext is not a string", ErrUpstreamReply)
-	}
-	obj.context = strings.TrimSpace(obj.context)
 	return obj, nil
 }
 
@@ -189,41 +219,56 @@ func objectMembers(raw []byte, at int) (members []member, closing int, ok bool) 
 	return members, closing, true
 }
 
-// splice returns the upstream reply with additionalContext set to context, every other byte kept.
-func (o *replyObject) splice(event, context string) []byte {
-	var insert []byte
-	var at, cut int // replace raw[at:cut] with insert
+// splice returns the upstream reply with hookSpecificOutput's members in set given their
+// values, every other byte kept: a member present is replaced in place, the others are added
+// at the end of hookSpecificOutput (with hookEventName when it has none), or hookSpecificOutput
+// is made of them, replacing a null or added at the end of the object.
+func (o *replyObject) splice(event string, set []setting) []byte {
+	type edit struct {
+		at, cut int // replace raw[at:cut] with insert
+		insert  []byte
+	}
+	var edits []edit
 	switch {
-	case o.ac.start >= 0:
-		at, cut, insert = o.ac.start, o.ac.end, jsonString(context)
 	case o.hso.start >= 0 && !o.hsoNull:
-		var b bytes.Buffer
-		if !o.hsoEmpty {
-			b.WriteByte(',')
+		var added [][]byte
+		for _, m := range set {
+			if v, ok := o.inner[m.key]; ok {
+				edits = append(edits, edit{v.start, v.end, jsonString(m.value)})
+				continue
+			}
+			added = append(added, slices.Concat(jsonString(m.key), []byte(":"), jsonString(m.value)))
 		}
-		if !o.hasEvent {
-			b.WriteString(`"hookEventName":`)
-			b.Write(jsonString(event))
-			b.WriteByte(',')
+		if len(added) > 0 {
+			if !o.hasEvent {
+				added = slices.Insert(added, 0, slices.Concat([]byte(`"hookEventName":`), jsonString(event)))
+			}
+			insert := bytes.Join(added, []byte(","))
+			if !o.hsoEmpty {
+				insert = slices.Concat([]byte(","), insert)
+			}
+			edits = append(edits, edit{o.hsoClose, o.hsoClose, insert})
 		}
-		b.WriteString(`"additionalContext":`)
-		b.Write(jsonString(context))
-		at, cut, insert = o.hsoClose, o.hsoClose, b.Bytes()
 	case o.hso.start >= 0: // null
-		at, cut = o.hso.start, o.hso.end
-		insert = bytes.TrimPrefix(contextReply(event, context), []byte(`{"hookSpecificOutput":`))
-		insert = insert[:len(insert)-1]
+		r := hookReply(event, set)
+		insert := bytes.TrimPrefix(r, []byte(`{"hookSpecificOutput":`))
+		edits = append(edits, edit{o.hso.start, o.hso.end, insert[:len(insert)-1]})
 	default:
 		var b bytes.Buffer
 		if o.members {
 			b.WriteByte(',')
 		}
-		r := contextReply(event, context)
+		r := hookReply(event, set)
 		b.Write(r[1 : len(r)-1])
-		at, cut, insert = o.closing, o.closing, b.Bytes()
+		edits = append(edits, edit{o.closing, o.closing, b.Bytes()})
 	}
-	out := make([]byte, 0, len(o.raw)-(cut-at)+len(insert))
-	out = append(out, o.raw[:at]...)
-	out = append(out, insert...)
-	return append(out, o.raw[cut:]...)
+	slices.SortFunc(edits, func(a, b edit) int { return b.at - a.at })
+	out := o.raw
+	for _, e := range edits {
+		next := make([]byte, 0, len(out)-(e.cut-e.at)+len(e.insert))
+		next = append(next, out[:e.at]...)
+		next = append(next, e.insert...)
+		out = append(next, out[e.cut:]...)
+	}
+	return out
 }

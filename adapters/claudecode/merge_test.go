@@ -9,8 +9,12 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 )
+
+// answer is heirloom's answer carrying context alone.
+func answer(context string) adapters.Answer { return adapters.Answer{Context: context} }
 
 // ctxReply is the reply Merge builds when the upstream gave no JSON object.
 func ctxReply(event, context string) string {
@@ -198,7 +202,7 @@ func TestMerge(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := claudecode.Merge(tc.event, tc.ours, []byte(tc.upstream), tc.max, sections)
+			got, err := claudecode.Merge(tc.event, answer(tc.ours), []byte(tc.upstream), tc.max, sections)
 			if err != nil {
 				t.Fatalf("Merge: %v", err)
 			}
@@ -212,13 +216,88 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestMerge_Deny: a refused spawn (PreToolUse) stays refused whatever the upstream said, with
+// heirloom's reason first; every other byte of the upstream's reply is kept.
+func TestMerge_Deny(t *testing.T) {
+	const reason = "heirloom refused this sub-agent: depth 2 exceeds spawn.max_depth 1"
+	deny := `"permissionDecision":"deny","permissionDecisionReason":` + jsonStr(reason)
+	cases := []struct {
+		name, event, context, upstream, want string
+	}{{
+		name:     "OverAllow",
+		event:    "PreToolUse",
+		upstream: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"fine by policy"}}`,
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse",` + deny + `}}`,
+	}, {
+		name:     "BothDeny",
+		event:    "PreToolUse",
+		upstream: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":" not today "}}`,
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":` + jsonStr(reason+"\n\nnot today") + `}}`,
+	}, {
+		name:     "OverTopLevelApprove",
+		event:    "PreToolUse",
+		upstream: `{"decision":"approve","reason":"r"}`,
+		want:     `{"decision":"approve","reason":"r","hookSpecificOutput":{"hookEventName":"PreToolUse",` + deny + `}}`,
+	}, {
+		name:     "UpstreamContextKept",
+		event:    "PreToolUse",
+		upstream: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"memo"}}`,
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"memo",` + deny + `}}`,
+	}, {
+		name:     "EventNameAdded",
+		event:    "PreToolUse",
+		upstream: `{"hookSpecificOutput":{"permissionDecision":"ask"}}`,
+		want:     `{"hookSpecificOutput":{"permissionDecision":"deny","hookEventName":"PreToolUse","permissionDecisionReason":` + jsonStr(reason) + `}}`,
+	}, {
+		name:     "NullHookSpecificOutput",
+		event:    "PreToolUse",
+		upstream: `{"hookSpecificOutput":null,"x":1}`,
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse",` + deny + `},"x":1}`,
+	}, {
+		name:     "PlainText",
+		event:    "PreToolUse",
+		upstream: "memo\n",
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse",` + deny + `,"additionalContext":"memo"}}`,
+	}, {
+		name:     "Empty",
+		event:    "PreToolUse",
+		upstream: "",
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse",` + deny + `}}`,
+	}, {
+		name:     "WithContext",
+		event:    "PreToolUse",
+		context:  objective,
+		upstream: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"memo"}}`,
+		want:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":` + jsonStr(objective+"\n\nmemo") + `,` + deny + `}}`,
+	}, {
+		name:     "OtherEventPassive",
+		event:    "SessionStart",
+		upstream: `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"memo"}}`,
+		want:     `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"memo"}}`,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := claudecode.Merge(tc.event, adapters.Answer{Context: tc.context, Deny: reason}, []byte(tc.upstream), 0, sections)
+			if err != nil {
+				t.Fatalf("Merge: %v", err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			if a := claudecode.ReplyAnswer(got); tc.event == "PreToolUse" && !strings.HasPrefix(a.Deny, reason) {
+				t.Errorf("merged reply reads as %+v: the refusal is lost", a)
+			}
+		})
+	}
+}
+
 // TestMergeKeepsEveryOtherValue decodes a merged reply and the upstream's and compares every
 // value but additionalContext, with key order at every level.
 func TestMergeKeepsEveryOtherValue(t *testing.T) {
 	upstream := `{"decision":"approve","continue":true,"stopReason":"s","systemMessage":"m",` +
 		`"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",` +
 		`"updatedInput":{"command":"ls","b":[1,{"c":"d"}]},"additionalContext":"u"},"unknown":{"k":[null,1.0]}}`
-	got, err := claudecode.Merge("PreToolUse", inherited, []byte(upstream), 0, sections)
+	got, err := claudecode.Merge("PreToolUse", answer(inherited), []byte(upstream), 0, sections)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +371,7 @@ func TestMergeErrors(t *testing.T) {
 				name = tc.name + "/Merging"
 			}
 			t.Run(name, func(t *testing.T) {
-				got, err := claudecode.Merge("SessionStart", ours, tc.upstream, 0, sections)
+				got, err := claudecode.Merge("SessionStart", answer(ours), tc.upstream, 0, sections)
 				if !errors.Is(err, claudecode.ErrUpstreamReply) {
 					t.Fatalf("got %q, %v; want ErrUpstreamReply", got, err)
 				}
@@ -301,7 +380,7 @@ func TestMergeErrors(t *testing.T) {
 	}
 	t.Run("AtTheLimit", func(t *testing.T) {
 		body := bytes.Repeat([]byte("a"), claudecode.MaxUpstreamBytes)
-		got, err := claudecode.Merge("SessionStart", "", body, 0, sections)
+		got, err := claudecode.Merge("SessionStart", answer(""), body, 0, sections)
 		if err != nil || !bytes.Equal(got, body) {
 			t.Fatalf("got %d bytes, %v; want the body unchanged", len(got), err)
 		}
@@ -327,7 +406,7 @@ func TestMergeCap(t *testing.T) {
 
 	t.Run("UpstreamShortened", func(t *testing.T) {
 		max := utf16Len(ours) + 500
-		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), []byte(upstreamText), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +421,7 @@ func TestMergeCap(t *testing.T) {
 	})
 	t.Run("UpstreamDropped", func(t *testing.T) {
 		max := utf16Len(ours) + 75 // room for the marker, not for useful upstream text
-		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), []byte(upstreamText), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +433,7 @@ func TestMergeCap(t *testing.T) {
 	})
 	t.Run("LowestSectionShortened", func(t *testing.T) {
 		max := utf16Len(ours) - 500
-		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), []byte(upstreamText), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,7 +453,7 @@ func TestMergeCap(t *testing.T) {
 		inheritedLong := inherited + "\n" + words("inh", 300)
 		ours := recoveredLong + "\n\n" + objective + "\n\n" + inheritedLong // sections in any order
 		max := utf16Len(objective) + 900
-		got, err := claudecode.Merge("SessionStart", ours, []byte("short upstream"), max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), []byte("short upstream"), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +474,7 @@ func TestMergeCap(t *testing.T) {
 		ours := objective + "\n\n" + recoveredLong
 		marker := "[heirloom: cut to fit 999 characters: Recovered Session Checkpoint shortened]"
 		max := utf16Len(objective) + 2 + utf16Len("## Recovered Session Checkpoint\n") + 20 + 2 + utf16Len(marker)
-		got, err := claudecode.Merge("SessionStart", ours, nil, max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), nil, max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +488,7 @@ func TestMergeCap(t *testing.T) {
 		// Each emoji is 2 units: a cap in bytes or runes would let this through.
 		emoji := strings.Repeat("😀 ", 400) // 1200 units, 400 runes... plus spaces
 		max := 600
-		got, err := claudecode.Merge("SessionStart", objective, []byte(emoji), max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(objective), []byte(emoji), max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +503,7 @@ func TestMergeCap(t *testing.T) {
 	t.Run("UnknownTextCutBeforeSections", func(t *testing.T) {
 		ours := "loose note " + words("note", 200) + "\n\n" + objective
 		max := utf16Len(objective) + 100
-		got, err := claudecode.Merge("SessionStart", ours, nil, max, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), nil, max, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +513,7 @@ func TestMergeCap(t *testing.T) {
 		}
 	})
 	t.Run("TinyCap", func(t *testing.T) {
-		got, err := claudecode.Merge("SessionStart", ours, []byte(upstreamText), 10, sections)
+		got, err := claudecode.Merge("SessionStart", answer(ours), []byte(upstreamText), 10, sections)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +529,7 @@ func TestMergeSections(t *testing.T) {
 	ours := "# low\n" + strings.Repeat("low ", 60) + "\n\n# high\n" + strings.Repeat("high ", 60)
 	max := utf16Len(ours) - 100
 	t.Run("CallersOrder", func(t *testing.T) {
-		got, err := claudecode.Merge("SessionStart", ours, nil, max, []string{"# high", "# low"})
+		got, err := claudecode.Merge("SessionStart", answer(ours), nil, max, []string{"# high", "# low"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,7 +540,7 @@ func TestMergeSections(t *testing.T) {
 		}
 	})
 	t.Run("NoHeadings", func(t *testing.T) {
-		got, err := claudecode.Merge("SessionStart", ours, nil, max, nil)
+		got, err := claudecode.Merge("SessionStart", answer(ours), nil, max, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +574,14 @@ func FuzzMerge(f *testing.F) {
 		if max > 20000 || max < -1 {
 			max %= 20000
 		}
-		got, err := claudecode.Merge(event, ours, upstream, max, sections)
+		if event == "PreToolUse" && utf8.ValidString(ours) && ours != "" {
+			// A refusal survives any usable upstream reply.
+			got, err := claudecode.Merge(event, adapters.Answer{Deny: ours}, upstream, max, sections)
+			if err == nil && !strings.HasPrefix(claudecode.ReplyAnswer(got).Deny, ours) {
+				t.Fatalf("Merge of a refusal %q with %q = %q: the refusal is lost", ours, upstream, got)
+			}
+		}
+		got, err := claudecode.Merge(event, answer(ours), upstream, max, sections)
 		if err != nil {
 			if !errors.Is(err, claudecode.ErrUpstreamReply) {
 				t.Fatalf("error %v is not ErrUpstreamReply", err)

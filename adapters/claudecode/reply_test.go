@@ -45,7 +45,7 @@ func TestReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(claudecode.Adapter{}.Reply(tt.ev, tt.context)); got != tt.want {
+			if got := string(claudecode.Adapter{}.Reply(tt.ev, adapters.Answer{Context: tt.context})); got != tt.want {
 				t.Fatalf("Reply = %s\nwant    %s", got, tt.want)
 			}
 		})
@@ -62,7 +62,7 @@ func TestReply_AlwaysValidJSON(t *testing.T) {
 	}
 	for _, name := range []string{"SessionStart", "UserPromptSubmit", "SubagentStart", "PostToolUse", "Stop", "Weird\xff\"Name"} {
 		for _, c := range contexts {
-			b := claudecode.Adapter{}.Reply(adapters.Event{Name: name}, c)
+			b := claudecode.Adapter{}.Reply(adapters.Event{Name: name}, adapters.Answer{Context: c})
 			if !json.Valid(b) {
 				t.Fatalf("Reply(%q, %.40q) is not valid JSON: %.200s", name, c, b)
 			}
@@ -78,7 +78,7 @@ func TestReply_AlwaysValidJSON(t *testing.T) {
 	// Valid UTF-8 context comes back unchanged.
 	c := contexts[1] + contexts[3]
 	var out claudecode.HookOutput
-	if err := json.Unmarshal(claudecode.Adapter{}.Reply(adapters.Event{Name: "SubagentStart"}, c), &out); err != nil {
+	if err := json.Unmarshal(claudecode.Adapter{}.Reply(adapters.Event{Name: "SubagentStart"}, adapters.Answer{Context: c}), &out); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.HookSpecificOutput.AdditionalContext; got != c {
@@ -90,7 +90,7 @@ func TestReply_AlwaysValidJSON(t *testing.T) {
 func TestReply_Fixtures(t *testing.T) {
 	for _, path := range hookStreams {
 		for _, ev := range decodeStream(t, path) {
-			b := claudecode.Adapter{}.Reply(ev, "PROBE")
+			b := claudecode.Adapter{}.Reply(ev, adapters.Answer{Context: "PROBE"})
 			var out claudecode.HookOutput
 			if err := json.Unmarshal(b, &out); err != nil {
 				t.Fatalf("%s %s: %v", path, ev.Name, err)
@@ -109,28 +109,36 @@ func TestReply_Fixtures(t *testing.T) {
 	}
 }
 
-func TestReplyContext(t *testing.T) {
+func TestReplyAnswer(t *testing.T) {
 	tests := []struct {
-		name, reply, want string
+		name, reply string
+		want        adapters.Answer
 	}{
-		{"Context", `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"a \"b\"\nc"}}`, "a \"b\"\nc"},
-		{"OtherFields", `{"continue":true,"hookSpecificOutput":{"additionalContext":"x","permissionDecision":"allow"}}`, "x"},
-		{"Empty", `{}`, ""},
-		{"NullOutput", `{"hookSpecificOutput":null}`, ""},
-		{"NotAString", `{"hookSpecificOutput":{"additionalContext":3}}`, ""},
-		{"NotJSON", `not json`, ""},
-		{"Nil", ``, ""},
+		{"Context", `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"a \"b\"\nc"}}`, adapters.Answer{Context: "a \"b\"\nc"}},
+		{"OtherFields", `{"continue":true,"hookSpecificOutput":{"additionalContext":"x","permissionDecision":"allow"}}`, adapters.Answer{Context: "x"}},
+		{"Deny", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"too deep"}}`, adapters.Answer{Deny: "too deep"}},
+		{"DenyNoReason", `{"hookSpecificOutput":{"permissionDecision":"deny"}}`, adapters.Answer{Deny: "denied"}},
+		{"Empty", `{}`, adapters.Answer{}},
+		{"NullOutput", `{"hookSpecificOutput":null}`, adapters.Answer{}},
+		{"NotAString", `{"hookSpecificOutput":{"additionalContext":3}}`, adapters.Answer{}},
+		{"NotJSON", `not json`, adapters.Answer{}},
+		{"Nil", ``, adapters.Answer{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := claudecode.ReplyContext([]byte(tt.reply)); got != tt.want {
-				t.Fatalf("ReplyContext(%s) = %q, want %q", tt.reply, got, tt.want)
+			if got := claudecode.ReplyAnswer([]byte(tt.reply)); got != tt.want {
+				t.Fatalf("ReplyAnswer(%s) = %+v, want %+v", tt.reply, got, tt.want)
 			}
 		})
 	}
 	// It reads back what Reply encodes.
-	c := "## Inherited from Parent Session\n<b>&</b> \u2028 😀"
-	if got := claudecode.ReplyContext(claudecode.Adapter{}.Reply(adapters.Event{Name: "SubagentStart"}, c)); got != c {
-		t.Fatalf("ReplyContext(Reply(%q)) = %q", c, got)
+	for _, a := range []adapters.Answer{
+		{Context: "## Inherited from Parent Session\n<b>&</b> \u2028 😀"},
+		{Deny: "heirloom refused this sub-agent: depth 2 exceeds spawn.max_depth 1"},
+		{Context: "x", Deny: "no"},
+	} {
+		if got := claudecode.ReplyAnswer(claudecode.Adapter{}.Reply(adapters.Event{Name: "PreToolUse"}, a)); got != a {
+			t.Fatalf("ReplyAnswer(Reply(%+v)) = %+v", a, got)
+		}
 	}
 }

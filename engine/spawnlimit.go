@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Spawn limits (Config.Spawn, spawn.*): one decision for every harness. A harness asks before it
+// starts a sub-agent (Claude Code's PreToolUse of the Agent tool, the OpenCode plugin's
+// tool.execute.before of task, the OpenClaw plugin's before_tool_call of sessions_spawn) and
+// only translates the answer: a refusal becomes the spawning tool call's error, which the model
+// reads.
+//
+// The decision is made under the lock every spawn of the parent takes (Claude Code: its
+// top-level session's; the plugins: the parent session's), and the spawn's run is recorded in
+// the same step: pending when allowed, so it counts against the parent's next spawn at once;
+// kv.RunRefused when refused, which never pairs with a sub-agent and never counts as active.
+// In observe mode a spawn past a limit is recorded pending with the reason a refusal would have
+// given (Run.Reason) and goes ahead; the live feed reports it as spawn.refused with enforced
+// false (see observeRun).
+
+// SpawnDecision is the answer to a spawn.
+type SpawnDecision struct {
+	// Allow says the spawn may go ahead; in observe mode it is always true.
+	Allow bool
+	// Reason names the limit the spawn hits, for the model to read: "depth 2 exceeds
+	// spawn.max_depth 1", "parent already has 1 active sub-agents (spawn.max_children 1)". ""
+	// when the spawn is within the limits; in observe mode, what enforce would have refused.
+	Reason string
+	// Depth is the would-be sub-agent's depth (its parent's plus one); 0 when the parent is
+	// not known.
+	Depth int
+}
+
+// SpawnRequest is a harness's plugin asking before a spawn (POST /api/spawn-check).
+type SpawnRequest struct {
+	Harness string // the harness asking; its plugin's session keys may name their scope
+	// Scope is the memory scope; "" means the one the session's key names, else the
+	// configured one.
+	Scope string
+	// Session is the session asking for a sub-agent: the would-be parent. "" is allowed
+	// without a look.
+	Session string
+	// CallID is the spawning tool call's id, which becomes the run's id; "" decides without
+	// recording a run.
+	CallID      string
+	Description string // the short description the spawn gives
+	Prompt      string // its task prompt
+	Type        string // the sub-agent type asked for
+}
+
+// SpawnRefusal is the text the model reads as a refused spawn's tool error: what every
+// harness shows, so a model learns one phrase. The plugins write the same words.
+func SpawnRefusal(reason string) string { return "heirloom refused this sub-agent: " + reason }
+
+// SpawnCheck decides a spawn a plugin asks about (OpenCode's task, OpenClaw's sessions_spawn)
+// and, when req names the call, records its run: pending, or refused. It runs under the parent
+// session's lock, the one the harness's stream records that session's spawns under, and under
+// the engine's own context, so the record is written whole even when the plugin stops waiting.
+// A parent heirloom does not know is allowed and nothing is recorded: the harness's stream
+// records the spawn when it sees it.
+func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecision, error) {
+	if req.Session == "" {
+		return SpawnDecision{Allow: true}, nil
+	}
+	scope := req.Scope
+	if reg := e.harness(req.Harness); scope == "" && reg.Plugin != nil {
+		scope = reg.Plugin.ScopeOf(req.Session)
+	}
+	if scope == "" {
+		scope = e.Scope
+	}
+	return detach(ctx, e, func(ctx context.Context) (SpawnDecision, error) {
+		unlock := e.locks.lock(lockKey(scope, req.Session))
+		defer unlock()
+		parent, err := e.Store.GetSession(ctx, scope, req.Session)
+		if errors.Is(err, kv.ErrNotFound) {
+			return SpawnDecision{Allow: true}, nil
+		}
+		if err != nil {
+			return SpawnDecision{}, err
+		}
+		root, err := e.rootOf(ctx, scope, parent)
+		if err != nil {
+			return SpawnDecision{}, err
+		}
+		return e.decideSpawn(ctx, spawnCall{
+			scope: scope, harness: req.Harness, root: root, parent: parent, known: true, id: req.CallID,
+			spawn: adapters.Spawn{ToolUseID: req.CallID, Description: req.Description, Prompt: req.Prompt, Type: req.Type},
+		})
+	})
+}
+
+// hookSpawn decides the spawn a hook reports (Claude Code's PreToolUse of the Agent tool) and
+// records its run. The caller holds the lock of root, the top-level session, which every spawn
+// of its tree takes. An issuing sub-agent heirloom does not know (it started before heirloom
+// ran) is allowed: its depth is unknown.
+func (e *Engine) hookSpawn(ctx context.Context, ev adapters.Event, root kv.Session) (SpawnDecision, error) {
+	parent, known := root, true
+	if id := issuerID(ev); id != root.ID {
+		s, err := e.Store.GetSession(ctx, e.Scope, id)
+		switch {
+		case errors.Is(err, kv.ErrNotFound):
+			parent, known = kv.Session{Scope: e.Scope, ID: id}, false
+		case err != nil:
+			return SpawnDecision{}, err
+		default:
+			parent = s
+		}
+	}
+	return e.decideSpawn(ctx, spawnCall{
+		scope: e.Scope, harness: ev.Harness, root: root.ID, parent: parent, known: known,
+		id: ev.Spawn.ToolUseID, spawn: *ev.Spawn, at: ev.At,
+	})
+}
+
+// spawnCall is one spawn to decide.
+type spawnCall struct {
+	scope, harness string
+	root           string     // the top-level session of parent's tree
+	parent         kv.Session // the session asking; only its ID when not known
+	known          bool       // parent is stored: its depth is known
+	id             string     // the run's id (the spawning call's); "" records nothing
+	spawn          adapters.Spawn
+	at             time.Time // when it was asked; zero: now
+}
+
+// decideSpawn decides c against the limits and records its run, unless c has no id. A call
+// already recorded gets the answer it got: a refused one is refused again, one whose sub-agent
+// started or finished is allowed. One still pending (asked again, or recorded first by the
+// harness's stream) is decided again, not counting itself among the parent's active children.
+func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, error) {
+	d := SpawnDecision{Allow: true}
+	if c.known {
+		d.Depth = c.parent.Depth + 1
+	}
+	pending := false
+	if c.id != "" {
+		r, err := e.Store.GetRun(ctx, c.scope, c.id)
+		switch {
+		case errors.Is(err, kv.ErrNotFound):
+		case err != nil:
+			return SpawnDecision{}, err
+		case r.Status == kv.RunRefused:
+			return SpawnDecision{Reason: r.Reason, Depth: r.Depth}, nil
+		case !r.Pending():
+			return SpawnDecision{Allow: true, Reason: r.Reason, Depth: r.Depth}, nil
+		default:
+			pending = true
+		}
+	}
+	if c.known {
+		reason, err := e.overLimit(ctx, c.scope, c.parent.ID, d.Depth, pending)
+		if err != nil {
+			return SpawnDecision{}, err
+		}
+		d.Reason = reason
+		d.Allow = reason == "" || e.Config.Spawn.Mode == SpawnObserve
+	}
+	if c.id == "" {
+		return d, nil
+	}
+	at := c.at
+	if at.IsZero() {
+		at = e.Now()
+	}
+	_, err := e.Store.UpdateRun(ctx, c.scope, c.id, func(r *kv.Run, exists bool) error {
+		if exists && !r.Pending() {
+			return errUnchanged
+		}
+		before := *r
+		if !exists {
+			r.Harness, r.RootID, r.ParentID, r.CreatedAt = c.harness, c.root, c.parent.ID, at
+		}
+		if r.Description == "" {
+			r.Description = c.spawn.Description
+		}
+		if r.Prompt == "" {
+			r.Prompt, r.Type = c.spawn.Prompt, c.spawn.Type
+		}
+		r.Depth, r.Reason, r.Status = d.Depth, d.Reason, kv.RunPending
+		if !d.Allow {
+			r.Status = kv.RunRefused
+		}
+		if exists && sameRun(before, *r) {
+			return errUnchanged
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return SpawnDecision{}, fmt.Errorf("record spawn %s: %w", c.id, err)
+	}
+	if d.Reason != "" && err == nil {
+		e.Logger.Info("spawn over the limits", "session", c.parent.ID, "run", c.id, "reason", d.Reason, "refused", !d.Allow)
+	}
+	return d, nil
+}
+
+// overLimit returns the reason a spawn of a sub-agent at depth by parent is over a limit, or "".
+// self says the spawn's own run is already recorded open: it is not counted.
+func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, self bool) (string, error) {
+	lim := e.Config.Spawn
+	if lim.MaxDepth > 0 && depth > lim.MaxDepth {
+		return fmt.Sprintf("depth %d exceeds spawn.max_depth %d", depth, lim.MaxDepth), nil
+	}
+	if lim.MaxChildren <= 0 {
+		return "", nil
+	}
+	n, err := e.Store.ActiveChildren(ctx, scope, parent, 0)
+	if err != nil {
+		return "", err
+	}
+	if self {
+		n--
+	}
+	if n >= lim.MaxChildren {
+		return fmt.Sprintf("parent already has %d active sub-agents (spawn.max_children %d)", n, lim.MaxChildren), nil
+	}
+	return "", nil
+}
+
+// sameRun reports whether a decision changed nothing of a run it was recorded on.
+func sameRun(a, b kv.Run) bool {
+	return a.Description == b.Description && a.Prompt == b.Prompt && a.Type == b.Type &&
+		a.Depth == b.Depth && a.Reason == b.Reason && a.Status == b.Status
+}

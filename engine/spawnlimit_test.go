@@ -1,0 +1,328 @@
+package engine_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// limits sets the spawn limits of an engine before it opens.
+func limits(maxDepth, maxChildren int, mode string) func(*engine.Engine) {
+	return func(e *engine.Engine) {
+		e.Config.Spawn = engine.SpawnLimits{MaxDepth: maxDepth, MaxChildren: maxChildren, Mode: mode}
+	}
+}
+
+// mustSpawn sends a PreToolUse(Agent) and returns the engine's answer.
+func mustSpawn(t *testing.T, e *engine.Engine, fields map[string]any) adapters.Answer {
+	t.Helper()
+	a, err := hookAnswer(t, e, fields)
+	if err != nil {
+		t.Fatalf("PreToolUse %v: %v", fields["tool_use_id"], err)
+	}
+	return a
+}
+
+// activeChildren is how many open runs session parent has.
+func activeChildren(t *testing.T, e *engine.Engine, parent string) int {
+	t.Helper()
+	n, err := e.Store.ActiveChildren(t.Context(), "default", parent, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSpawnLimit_Depth: with spawn.max_depth 1 the top-level session's sub-agent may run, but
+// the spawn it asks for, which would be at depth 2, is refused with the reason naming the limit.
+// The refusal is recorded as a run (refused, with its depth and task), a repeat of the hook gets
+// the same answer, and a sub-agent that starts later is never paired with it.
+func TestSpawnLimit_Depth(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, limits(1, 0, engine.SpawnEnforce))
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "child task")); a != (adapters.Answer{}) {
+		t.Fatalf("depth 1 spawn: got %+v, want it allowed", a)
+	}
+	mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
+
+	want := "heirloom refused this sub-agent: depth 2 exceeds spawn.max_depth 1"
+	for range 2 { // the second is a repeated hook: the same answer
+		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "Explore", "grandchild task", "c1")); a.Deny != want || a.Context != "" {
+			t.Fatalf("depth 2 spawn: got %+v, want Deny %q", a, want)
+		}
+	}
+	r := mustRun(t, e, "t2")
+	if r.Status != kv.RunRefused || r.Reason != "depth 2 exceeds spawn.max_depth 1" || r.Depth != 2 ||
+		r.ParentID != "S:c1" || r.RootID != "S" || r.Prompt != "grandchild task" || r.Description != "desc t2" || r.Type != "Explore" {
+		t.Fatalf("refused run: got %+v", r)
+	}
+	if r := mustRun(t, e, "t1"); r.Depth != 1 || r.Reason != "" || r.Status != kv.RunRunning {
+		t.Fatalf("allowed run: got %+v, want depth 1, no reason, running", r)
+	}
+	// A sub-agent of the refused spawn's type starting now is no child of it.
+	mustHook(t, e, cct.Start(tr, "S", "stray", "Explore"))
+	if r := mustRun(t, e, "t2"); r.ChildID != "" || r.Status != kv.RunRefused {
+		t.Fatalf("refused run after a later SubagentStart: got %+v, want it unpaired and refused", r)
+	}
+	if s := mustSession(t, e, "S:stray"); s.ParentID != "S" {
+		t.Fatalf("stray sub-agent: parent %q, want the top-level session", s.ParentID)
+	}
+}
+
+// TestSpawnLimit_Children: with spawn.max_children 1 a session's second spawn is refused while
+// its first is open (pending or running); a refused run never counts as active; once the first
+// returns, the next spawn is allowed.
+func TestSpawnLimit_Children(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "one")); a.Deny != "" {
+		t.Fatalf("first spawn: got %+v", a)
+	}
+	want := "heirloom refused this sub-agent: parent already has 1 active sub-agents (spawn.max_children 1)"
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "general-purpose", "two")); a.Deny != want {
+		t.Fatalf("second spawn while the first is pending: got %+v, want Deny %q", a, want)
+	}
+	mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t3", "general-purpose", "three")); a.Deny != want {
+		t.Fatalf("spawn while the first is running: got %+v, want Deny %q", a, want)
+	}
+	if n := activeChildren(t, e, "S"); n != 1 {
+		t.Fatalf("active children with one running and two refused: got %d, want 1", n)
+	}
+	mustHook(t, e, cct.Result(tr, "S", "t1", "c1", "done"))
+	if n := activeChildren(t, e, "S"); n != 0 {
+		t.Fatalf("active children after the result: got %d, want 0", n)
+	}
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t4", "general-purpose", "four")); a.Deny != "" {
+		t.Fatalf("spawn after the first returned: got %+v, want it allowed", a)
+	}
+	// The limit is the parent's own: a sub-agent's spawn counts against the sub-agent.
+	mustHook(t, e, cct.Start(tr, "S", "c4", "general-purpose"))
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t5", "general-purpose", "five", "c4")); a.Deny != "" {
+		t.Fatalf("the running sub-agent's first spawn: got %+v, want it allowed", a)
+	}
+	for _, id := range []string{"t2", "t3"} {
+		if r := mustRun(t, e, id); r.Status != kv.RunRefused || r.Depth != 1 {
+			t.Errorf("run %s: got %+v, want refused at depth 1", id, r)
+		}
+	}
+}
+
+// TestSpawnLimit_Observe: in observe mode a spawn past a limit goes ahead; its run is pending
+// with the reason a refusal would have given, and the feed reports spawn.refused with enforced
+// false. An enforced refusal reports enforced true.
+func TestSpawnLimit_Observe(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, limits(0, 1, engine.SpawnObserve))
+	sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventSpawnRefused}}, 0)
+	defer sub.Close()
+	mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "one"))
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "general-purpose", "two")); a != (adapters.Answer{}) {
+		t.Fatalf("observe mode: got %+v, want the spawn allowed", a)
+	}
+	r := mustRun(t, e, "t2")
+	if r.Status != kv.RunPending || r.Reason != "parent already has 1 active sub-agents (spawn.max_children 1)" {
+		t.Fatalf("observed run: got %+v, want pending with the reason", r)
+	}
+	if n := activeChildren(t, e, "S"); n != 2 {
+		t.Fatalf("active children: got %d, want 2 (observe never refuses)", n)
+	}
+	evs := drain(sub)
+	if len(evs) != 1 || evs[0].Run != "t2" || evs[0].Session != "S" || evs[0].Data["enforced"] != false ||
+		evs[0].Data["reason"] != r.Reason || evs[0].Data["depth"] != 1 {
+		t.Fatalf("feed: got %+v, want one spawn.refused for t2, enforced false", evs)
+	}
+	// The sub-agent pairs with it like any pending spawn.
+	mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, "S", "c2", "general-purpose"))
+	if r := mustRun(t, e, "t2"); r.ChildID == "" || r.Status != kv.RunRunning {
+		t.Fatalf("observed run after two starts: got %+v, want it paired", r)
+	}
+
+	e.Config.Spawn.Mode = engine.SpawnEnforce
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t3", "general-purpose", "three")); a.Deny == "" {
+		t.Fatalf("enforce mode: got %+v, want a refusal", a)
+	}
+	evs = drain(sub)
+	if len(evs) != 1 || evs[0].Run != "t3" || evs[0].Data["enforced"] != true || evs[0].Data["type"] != "general-purpose" {
+		t.Fatalf("feed: got %+v, want one spawn.refused for t3, enforced true", evs)
+	}
+}
+
+// TestSpawnLimit_NoLimit: limits of 0 allow any depth and any number of open children.
+func TestSpawnLimit_NoLimit(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, limits(0, 0, engine.SpawnEnforce))
+	issuer := ""
+	for i := range 6 {
+		id := fmt.Sprintf("t%d", i)
+		if a := mustSpawn(t, e, cct.Spawn(tr, "S", id, "general-purpose", "task "+id, issuer)); a.Deny != "" {
+			t.Fatalf("spawn %d: got %+v, want it allowed", i, a)
+		}
+		for j := range 3 { // open siblings that never start
+			if a := mustSpawn(t, e, cct.Spawn(tr, "S", fmt.Sprintf("%s-%d", id, j), "Plan", "p", issuer)); a.Deny != "" {
+				t.Fatalf("sibling %d of spawn %d: got %+v", j, i, a)
+			}
+		}
+		issuer = fmt.Sprintf("c%d", i)
+		mustHook(t, e, cct.Start(tr, "S", issuer, "general-purpose"))
+	}
+	if s := mustSession(t, e, "S:c5"); s.Depth != 6 {
+		t.Fatalf("deepest sub-agent: depth %d, want 6", s.Depth)
+	}
+	if r := mustRun(t, e, "t5"); r.Depth != 6 || r.Reason != "" {
+		t.Fatalf("deepest run: got %+v", r)
+	}
+}
+
+// TestSpawnLimit_UnknownParent: a spawn whose parent heirloom does not know fails open: a
+// sub-agent that started before heirloom ran may spawn whatever the depth limit (its depth is
+// unknown: the run records 0), and a plugin's check for an unknown session is allowed and
+// records nothing.
+func TestSpawnLimit_UnknownParent(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, limits(1, 1, engine.SpawnEnforce))
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "from a ghost", "ghost")); a.Deny != "" {
+		t.Fatalf("spawn by an unknown sub-agent: got %+v, want it allowed", a)
+	}
+	if r := mustRun(t, e, "t1"); r.Status != kv.RunPending || r.Depth != 0 || r.ParentID != "S:ghost" {
+		t.Fatalf("run of an unknown parent: got %+v", r)
+	}
+	d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_unknown", CallID: "call_1"})
+	if err != nil || !d.Allow || d.Reason != "" {
+		t.Fatalf("spawn check of an unknown session: got %+v, %v; want allowed", d, err)
+	}
+	if _, err := e.Store.GetRun(t.Context(), "default", "call_1"); err == nil {
+		t.Fatal("a run was recorded for an unknown session's spawn check")
+	}
+}
+
+// streamSession records an OpenCode session (and its parent link) as the event stream does.
+func streamSession(t *testing.T, e *engine.Engine, id, parent string) {
+	t.Helper()
+	err := e.Consume(t.Context(), adapters.Event{Harness: "opencode", Kind: adapters.KindSessionStart, SessionID: id, ParentSessionID: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSpawnCheck: a plugin's check uses the same decision: the depth refusal with its reason,
+// recorded as a refused run under the call's id with the spawn's arguments; a call the stream
+// recorded first (pending, as the tool part arrived) does not count against itself; and the
+// stream's report of the refused call's error leaves the run refused.
+func TestSpawnCheck(t *testing.T) {
+	e := openEngine(t, cct.NewTree(t, "unused"), limits(1, 1, engine.SpawnEnforce))
+	streamSession(t, e, "ses_P", "")
+	streamSession(t, e, "ses_C", "ses_P")
+	req := engine.SpawnRequest{Harness: "opencode", Session: "ses_C", CallID: "call_deep", Description: "dig", Prompt: "dig deeper", Type: "general"}
+	d, err := e.SpawnCheck(t.Context(), req)
+	if err != nil || d.Allow || d.Reason != "depth 2 exceeds spawn.max_depth 1" || d.Depth != 2 {
+		t.Fatalf("child's spawn: got %+v, %v; want refused at depth 2", d, err)
+	}
+	r := mustRun(t, e, "call_deep")
+	if r.Status != kv.RunRefused || r.ParentID != "ses_C" || r.RootID != "ses_P" || r.Prompt != "dig deeper" || r.Description != "dig" || r.Type != "general" || r.Harness != "opencode" {
+		t.Fatalf("refused run: got %+v", r)
+	}
+	// OpenCode reports the call as failed with the plugin's error: still refused.
+	failed := adapters.Event{Harness: "opencode", Kind: adapters.KindSpawnResult, SessionID: "ses_C",
+		Spawn:  &adapters.Spawn{ToolUseID: "call_deep", Description: "dig", Prompt: "dig deeper", Type: "general"},
+		Result: &adapters.Result{Status: adapters.StatusFailed, Text: "error: heirloom refused this sub-agent: …"}}
+	if err := e.Consume(t.Context(), failed); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, e, "call_deep"); r.Status != kv.RunRefused || r.Reason != "depth 2 exceeds spawn.max_depth 1" {
+		t.Fatalf("refused run after the stream's error: got %+v", r)
+	}
+
+	// The stream saw the parent's task part before the plugin asked: the pending run is the
+	// call's own.
+	spawn := adapters.Event{Harness: "opencode", Kind: adapters.KindSpawn, SessionID: "ses_P", Spawn: &adapters.Spawn{ToolUseID: "call_1"}}
+	if err := e.Consume(t.Context(), spawn); err != nil {
+		t.Fatal(err)
+	}
+	d, err = e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_P", CallID: "call_1", Prompt: "p1", Type: "general"})
+	if err != nil || !d.Allow || d.Depth != 1 {
+		t.Fatalf("parent's first spawn, recorded by the stream first: got %+v, %v; want allowed at depth 1", d, err)
+	}
+	if r := mustRun(t, e, "call_1"); r.Status != kv.RunPending || r.Depth != 1 || r.Prompt != "p1" {
+		t.Fatalf("pending run after the check: got %+v", r)
+	}
+	d, err = e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_P", CallID: "call_2"})
+	if err != nil || d.Allow || d.Reason != "parent already has 1 active sub-agents (spawn.max_children 1)" {
+		t.Fatalf("parent's second spawn: got %+v, %v; want refused by max_children", d, err)
+	}
+	// Without a call id the decision is made and nothing is recorded.
+	d, err = e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_P"})
+	if err != nil || d.Allow {
+		t.Fatalf("check without a call id: got %+v, %v; want refused", d, err)
+	}
+	if n := activeChildren(t, e, "ses_P"); n != 1 {
+		t.Fatalf("active children: got %d, want 1", n)
+	}
+}
+
+// TestSpawnLimit_Concurrent: spawns racing each other, through the plugin check and through
+// Claude Code's hooks, never exceed spawn.max_children: each decision and its run are made
+// under the parent's lock.
+func TestSpawnLimit_Concurrent(t *testing.T) {
+	const max, n = 3, 24
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, limits(0, max, engine.SpawnEnforce))
+	streamSession(t, e, "ses_P", "")
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "fan out"}))
+
+	var mu sync.Mutex
+	allowed := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_P", CallID: fmt.Sprintf("call_%d", i)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if d.Allow {
+				allowed["ses_P"]++
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			a, err := hookAnswer(t, e, cct.Spawn(tr, "S", fmt.Sprintf("toolu_%d", i), "general-purpose", "part"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if a.Deny == "" {
+				allowed["S"]++
+			}
+		}()
+	}
+	wg.Wait()
+	for _, parent := range []string{"ses_P", "S"} {
+		if allowed[parent] != max {
+			t.Errorf("%s: %d of %d racing spawns allowed, want %d", parent, allowed[parent], n, max)
+		}
+		if got := activeChildren(t, e, parent); got != max {
+			t.Errorf("%s: %d active children, want %d", parent, got, max)
+		}
+		runs, err := e.Store.ListRuns(t.Context(), "default", kv.RunFilter{ParentID: parent, Status: kv.RunRefused})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != n-max {
+			t.Errorf("%s: %d refused runs, want %d", parent, len(runs), n-max)
+		}
+	}
+}
