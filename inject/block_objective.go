@@ -17,13 +17,16 @@ type Reinforcement struct {
 	Objective  string         // the session's objective; "" falls back to the checkpoint's
 	Checkpoint *kv.Checkpoint // the latest pre-compaction (else the latest) checkpoint; nil when none
 	Finished   []kv.Run       // sub-agents the session spawned that already finished, any order
+	// Cast holds the limits the finished sub-agents' results are cast within (see CastRun);
+	// its MaxChars and Full are ignored: the block shares its own room among them.
+	Cast CastOptions
 }
 
 // Section headings of the objective block, each preceded by a blank line.
 const (
 	checkpointHeading = "\n\nLatest checkpoint:\n"
 	compactedHeading  = "\n\nCheckpoint taken before the compaction:\n"
-	finishedHeading   = "\n\nSub-agents that already finished (use their results; do not redo or re-spawn them):\n"
+	finishedHeading   = "\n\nSub-agents that already finished (use their results; do not redo or re-spawn them):\n\n"
 )
 
 // ObjectiveBlock renders the "[Objective Reinforcement]" block a session gets after a
@@ -40,19 +43,20 @@ const (
 //	<digest, see RenderDigest, without its Objective line>
 //
 //	Sub-agents that already finished (use their results; do not redo or re-spawn them):
-//	- <description> [<status>]: <condensed result>
+//
+//	<the cast of each finished run (see CastRun), a blank line between>
 //
 // The objective is redacted, put on one line and Head-cut to 1000 units. The finished runs are
-// the 8 that ended last (by EndedAt, else CreatedAt), oldest first, condensed as BuildDigest
-// condenses them; a run in r.Finished whose status is pending or running is ignored. Every
-// finished run of r.Finished is left out of the digest's own sub-agent sections, which would
-// show it stale.
+// the 8 that ended last (by EndedAt, else CreatedAt), oldest first; a run in r.Finished whose
+// status is pending, running or refused is ignored. Every finished run of r.Finished is left
+// out of the digest's own sub-agent sections, which would show it stale.
 //
 // The objective line always stays; when the heading and it alone are over maxChars, the
-// objective line is Head-cut and nothing else is shown. The finished runs may take at most
-// half the room the objective line leaves (the oldest are dropped first), the digest gets the
-// rest and shrinks as RenderDigest documents, then runs dropped earlier come back while they
-// fit.
+// objective line is Head-cut and nothing else is shown. The casts may take at most half the
+// room the objective line leaves, shared among them (see castAll: while a share would be under
+// MinCastChars, the oldest is dropped), the digest gets the rest and shrinks as RenderDigest
+// documents, then the casts take the room the digest left: they grow, and runs dropped earlier
+// come back while their shares stay at MinCastChars or more.
 func ObjectiveBlock(r Reinforcement, maxChars int) string {
 	if maxChars <= 0 {
 		maxChars = DefaultMaxChars
@@ -78,34 +82,15 @@ func ObjectiveBlock(r Reinforcement, maxChars int) string {
 		return headingFirst(ObjectiveHeading, head, maxChars)
 	}
 
-	_, finished := buildRuns(r.Finished)
-	done := map[string]bool{} // finished runs, listed or not, are stale in the digest
-	for _, f := range r.Finished {
-		if f.Status != kv.RunPending && f.Status != kv.RunRunning {
-			done[f.ID] = true
-		}
-	}
+	done := castable(r.Finished, len(r.Finished)) // listed or not, they are stale in the digest
+	finished := done[max(0, len(done)-maxRuns):]
 	d.Objective = "" // on the block's own line
-	d.OpenRuns = slices.DeleteFunc(slices.Clone(d.OpenRuns), func(x kv.RunDigest) bool { return done[x.RunID] })
-	d.FinishedRuns = slices.DeleteFunc(slices.Clone(d.FinishedRuns), func(x kv.RunDigest) bool { return done[x.RunID] })
-
-	var lines []string // "- run" lines, oldest first
-	for _, f := range finished {
-		line := runLine(f, "finished")
-		if f.Result != "" {
-			line += ": " + f.Result
+	d.OpenRuns, d.FinishedRuns = withoutRuns(d.OpenRuns, done), withoutRuns(d.FinishedRuns, done)
+	section := func(room int) string {
+		if casts := castAll(finished, r.Cast, room-Len(finishedHeading)); casts != "" {
+			return finishedHeading + casts
 		}
-		lines = append(lines, line)
-	}
-	section := func(kept int) string {
-		if kept == 0 {
-			return ""
-		}
-		return finishedHeading + strings.Join(lines[len(lines)-kept:], "\n")
-	}
-	kept := len(lines)
-	for kept > 0 && Len(section(kept)) > (maxChars-Len(head))/2 {
-		kept--
+		return ""
 	}
 
 	heading := checkpointHeading
@@ -113,16 +98,13 @@ func ObjectiveBlock(r Reinforcement, maxChars int) string {
 		heading = compactedHeading
 	}
 	digest := ""
-	if room := maxChars - Len(head) - Len(section(kept)) - Len(heading); room >= minSection {
+	if room := maxChars - Len(head) - Len(section((maxChars-Len(head))/2)) - Len(heading); room >= minSection {
 		digest = RenderDigest(d, room)
 	}
 	if digest != "" {
 		digest = heading + digest
 	}
-	for kept < len(lines) && Len(head)+Len(digest)+Len(section(kept+1)) <= maxChars {
-		kept++
-	}
-	out := head + digest + section(kept)
+	out := head + digest + section(maxChars-Len(head)-Len(digest))
 	if out == ObjectiveHeading {
 		return "" // no room for anything under it
 	}
@@ -144,4 +126,12 @@ func headingFirst(heading, block string, max int) string {
 		return heading + "\n" + cut
 	}
 	return ""
+}
+
+// withoutRuns returns the digest's runs that are not among runs: those runs are shown whole
+// elsewhere, and the digest's account of them may be stale.
+func withoutRuns(list []kv.RunDigest, runs []kv.Run) []kv.RunDigest {
+	return slices.DeleteFunc(slices.Clone(list), func(x kv.RunDigest) bool {
+		return slices.ContainsFunc(runs, func(r kv.Run) bool { return r.ID == x.RunID })
+	})
 }

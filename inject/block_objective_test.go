@@ -96,7 +96,7 @@ func TestObjectiveBlock_ObjectiveKept(t *testing.T) {
 	}
 	// At the default budget: 8 finished runs, the last-ended kept, and the checkpoint.
 	out := inject.ObjectiveBlock(r, 0)
-	if strings.Contains(out, "task 11 ") || !strings.Contains(out, "task 12 ") || !strings.Contains(out, "task 19 ") {
+	if strings.Contains(out, "[Subagent Result: task 11]") || !strings.Contains(out, "[Subagent Result: task 12]") || !strings.Contains(out, "[Subagent Result: task 19]") {
 		t.Errorf("want tasks 12 … 19 kept:\n%s", out)
 	}
 	if !strings.Contains(out, "Checkpoint taken before the compaction:") {

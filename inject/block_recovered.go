@@ -43,6 +43,41 @@ const sessionRefChars = 120
 // The heading and the From and Project lines always stay; the digest gets the room left (at
 // least 32 units, else the block is "") and shrinks as RenderDigest documents.
 func RecoveredBlock(c kv.Checkpoint, sameSession bool, now time.Time, maxChars int) string {
+	return RecoveryBlock(Recovery{Checkpoint: c, SameSession: sameSession, Now: now}, maxChars)
+}
+
+// Recovery is what RecoveryBlock renders: records read from the store.
+type Recovery struct {
+	Checkpoint  kv.Checkpoint // the checkpoint recovered
+	SameSession bool          // it is the starting session's own (a resume)
+	Now         time.Time     // the current time, for the checkpoint's age
+	// Finished are the sub-agent runs of the checkpoint's session, any order: the 3 that ended
+	// last of those finished are cast after the digest (see CastRun), so the session does not
+	// redo them. Open and refused runs are ignored.
+	Finished []kv.Run
+	// Cast holds the limits of those casts; its MaxChars and Full are ignored.
+	Cast CastOptions
+}
+
+// recoveredRuns is how many finished sub-agents a recovered block casts at most.
+const recoveredRuns = 3
+
+// recoveredRunsHeading introduces the casts of a recovered block.
+const recoveredRunsHeading = "\n\nSub-agents that finished (their results; do not redo them):\n\n"
+
+// RecoveryBlock is RecoveredBlock with the session's finished sub-agents: after the digest, the
+// section
+//
+//	Sub-agents that finished (their results; do not redo them):
+//
+//	<the cast of each, a blank line between>
+//
+// which may take at most 40% of the room the heading, From and Project lines leave, shared as
+// ObjectiveBlock shares its room among casts; the digest gets the rest (without its own lines
+// about the runs cast here, or about any other finished run of r.Finished), then the casts take
+// what the digest left. Finished runs alone make no block: r's digest must not be empty.
+func RecoveryBlock(r Recovery, maxChars int) string {
+	c, sameSession, now := r.Checkpoint, r.SameSession, r.Now
 	if maxChars <= 0 {
 		maxChars = DefaultRecoveredChars
 	}
@@ -78,11 +113,21 @@ func RecoveredBlock(c kv.Checkpoint, sameSession bool, now time.Time, maxChars i
 	if room < minSection {
 		return ""
 	}
-	digest := RenderDigest(c.Digest, room)
+	done := castable(r.Finished, len(r.Finished))
+	finished := done[max(0, len(done)-recoveredRuns):]
+	d := c.Digest
+	d.OpenRuns, d.FinishedRuns = withoutRuns(d.OpenRuns, done), withoutRuns(d.FinishedRuns, done)
+	section := func(room int) string {
+		if casts := castAll(finished, r.Cast, room-Len(recoveredRunsHeading)); casts != "" {
+			return recoveredRunsHeading + casts
+		}
+		return ""
+	}
+	digest := RenderDigest(d, room-Len(section(room*2/5)))
 	if digest == "" {
 		return ""
 	}
-	return head + "\n" + digest
+	return head + "\n" + digest + section(room-Len(digest))
 }
 
 // triggerWords says a checkpoint trigger in words.

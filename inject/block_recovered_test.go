@@ -17,6 +17,8 @@ type recoveredCase struct {
 	SameSession bool
 	Now         time.Time
 	MaxChars    int
+	Finished    []kv.Run // the session's sub-agent runs, cast after the digest
+	MaxTokens   int      // runs.max_result_tokens for those casts
 }
 
 // TestRecoveredBlock_Golden renders every testdata/recovered/<case>.input.json and compares the
@@ -26,9 +28,14 @@ func TestRecoveredBlock_Golden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var c recoveredCase
 			readInput(t, "recovered", name, &c)
-			got := inject.RecoveredBlock(c.Checkpoint, c.SameSession, c.Now, c.MaxChars)
+			r := inject.Recovery{Checkpoint: c.Checkpoint, SameSession: c.SameSession, Now: c.Now,
+				Finished: c.Finished, Cast: inject.CastOptions{MaxTokens: c.MaxTokens, Retention: 24 * time.Hour}}
+			got := inject.RecoveryBlock(r, c.MaxChars)
 			checkRecoveredBlock(t, got, c.MaxChars)
-			if again := inject.RecoveredBlock(c.Checkpoint, c.SameSession, c.Now, c.MaxChars); again != got {
+			if len(c.Finished) == 0 && got != inject.RecoveredBlock(c.Checkpoint, c.SameSession, c.Now, c.MaxChars) {
+				t.Errorf("RecoveredBlock differs from RecoveryBlock without runs")
+			}
+			if again := inject.RecoveryBlock(r, c.MaxChars); again != got {
 				t.Errorf("second call differs:\n%s", again)
 			}
 			checkGolden(t, filepath.Join("testdata", "recovered", name+".golden"), got)

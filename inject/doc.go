@@ -2,7 +2,10 @@
 // inherited block for a sub-agent (InheritedBlock), the objective reinforcement after a
 // compaction (ObjectiveBlock) and the recovered checkpoint at session start or resume
 // (RecoveredBlock), joined under the harness's cap (Join). A checkpoint's digest is built from
-// stored records by BuildDigest and rendered into these blocks by RenderDigest.
+// stored records by BuildDigest and rendered into these blocks by RenderDigest. A sub-agent's
+// result is cast (CastRun: its header, its result condensed at level 1 or 3, or an LLM's
+// level-2 summary made elsewhere, and its footer) wherever it is surfaced: in the objective
+// reinforcement, the recovered block, and the runs API.
 //
 // Everything here is a pure function: stored records, a budget and (where a block needs one) the
 // current time go in, a string comes out. Nothing reads a clock, a file, the network or a store,
