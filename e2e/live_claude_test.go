@@ -29,12 +29,12 @@ type liveSetup struct {
 }
 
 // newLiveSetup skips t when claude is absent (fails it under HEIRLOOM_E2E_REQUIRE), then starts
-// heirloom.
-func newLiveSetup(t *testing.T) *liveSetup {
+// heirloom, with serveEnv (KEY=VALUE) added to its environment.
+func newLiveSetup(t *testing.T, serveEnv ...string) *liveSetup {
 	t.Helper()
 	claude.Bin(t)
 	home, dir := t.TempDir(), t.TempDir()
-	serve := startServe(t, serveOptions{Home: home, TranscriptRoots: []string{filepath.Join(home, ".claude", "projects")}})
+	serve := startServe(t, serveOptions{Home: home, TranscriptRoots: []string{filepath.Join(home, ".claude", "projects")}, Env: serveEnv})
 	commands := map[string]string{}
 	for _, e := range liveHookEvents {
 		commands[e] = shimCommand(t)

@@ -190,3 +190,24 @@ func TestServer_Logs(t *testing.T) {
 		t.Errorf("calls %v, want %v", paths, want)
 	}
 }
+
+// TestServer_ParallelTools: a reply's More calls follow its Tool in the same message, the
+// ones without an id given one of their own.
+func TestServer_ParallelTools(t *testing.T) {
+	s := standintest.Start(t, messagesapi.New(func(messagesapi.Request) messagesapi.Reply {
+		r := messagesapi.ToolUse("Bash", map[string]string{"command": "ls"})
+		r.More = []messagesapi.ToolCall{{ID: "toolu_mine", Name: "Read"}, {Name: "Grep"}}
+		return r
+	}))
+	_, b := standintest.Post(t, s.URL()+"/v1/messages", body(false))
+	var msg struct {
+		Content []struct{ Type, ID, Name string } `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(b), &msg); err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Content) != 3 || msg.Content[0].Name != "Bash" || msg.Content[1].ID != "toolu_mine" || msg.Content[1].Name != "Read" ||
+		msg.Content[2].Name != "Grep" || msg.Content[2].ID != msg.Content[0].ID+"_3" {
+		t.Errorf("got %s", b)
+	}
+}

@@ -2,6 +2,7 @@ package messagesapi
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
@@ -23,7 +24,8 @@ type block struct {
 	Input json.RawMessage `json:"input,omitempty"`
 }
 
-// replyBlocks returns r's content blocks with tool input marshalled.
+// replyBlocks returns r's content blocks with tool input marshalled: its text,
+// then Tool and the More calls after it.
 // A reply with neither text nor tool gets one empty text block.
 func replyBlocks(r Reply, toolID string) ([]block, error) {
 	var out []block
@@ -37,6 +39,13 @@ func replyBlocks(r Reply, toolID string) ([]block, error) {
 			return nil, err
 		}
 		out = append(out, block{Type: "tool_use", ID: t.ID, Name: t.Name, Input: t.Input})
+		for i, more := range r.More {
+			t, err := standin.NewToolUse(more.ID, fmt.Sprintf("%s_%d", toolID, i+2), more.Name, more.Input)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, block{Type: "tool_use", ID: t.ID, Name: t.Name, Input: t.Input})
+		}
 	}
 	return out, nil
 }

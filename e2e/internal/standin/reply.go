@@ -13,8 +13,12 @@ import (
 // an optional tool call. When Error is set the stand-in answers with that API
 // error instead and ignores the other fields.
 type Reply struct {
-	Text  string
-	Tool  *ToolCall
+	Text string
+	Tool *ToolCall
+	// More are further tool calls of the same reply, after Tool (parallel tool
+	// use; the Messages API stand-in only). A zero ID gets Tool's generated id
+	// with "_2", "_3", … appended. Ignored without Tool.
+	More  []ToolCall
 	Error *Error
 }
 
