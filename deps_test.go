@@ -48,6 +48,10 @@ var allowedInternal = map[string][]string{
 	"engine": {"adapters", "kv", "inject", "search"},
 	// Tokenizing, query parsing and ranking: pure logic over a Source the store implements.
 	"search": {},
+	// Level-2 condensation: the one outbound call to a model (an OpenAI-compatible
+	// chat-completions endpoint). It knows no record: main builds it, the engine calls it through
+	// its Condenser interface, in the background.
+	"condense": {},
 	// Transport only: it carries requests to the engine. The read API reads kv directly;
 	// Claude Code's reply merging (proxy mode) is its adapter's.
 	"proxy": {"adapters", "adapters/claudecode", "engine", "kv", "inject", "inject/heading"},
@@ -56,7 +60,7 @@ var allowedInternal = map[string][]string{
 	// The hook process: one per hook, so it links no store, engine or server (see TestHookDeps).
 	"hookshim":          {"adapters", "adapters/claudecode", "inject/heading"},
 	"cmd/heirloom-hook": {"hookshim"},
-	"":                  {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "config", "engine", "hookshim", "kv", "inject", "proxy", "search"},
+	"":                  {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "condense", "config", "engine", "hookshim", "kv", "inject", "proxy", "search"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
