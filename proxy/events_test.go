@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -488,4 +489,27 @@ func TestEvents_Shutdown(t *testing.T) {
 		t.Errorf("the reading client got %v, want close 1001 saying heirloom is shutting down", err)
 	}
 	_ = stuck
+}
+
+// FuzzEventsQuery drives GET /api/events with arbitrary queries through the server's handler,
+// without the upgrade (a recorder cannot be hijacked): every answer is the API's 400 JSON
+// error, for the query or for the missing upgrade, never anything else and never a panic.
+func FuzzEventsQuery(f *testing.F) {
+	for _, seed := range []string{"", "session=S&type=run.started,run.ended&type=spawn.refused", "type=%zz", "type=,,", "scope=a&scope=b", "sesion=x", "session=%ff%00", "type=session.started;x=y"} {
+		f.Add(seed)
+	}
+	h := MustOpenServer(f, nil).Handler()
+	f.Fuzz(func(t *testing.T, query string) {
+		u, err := url.ParseRequestURI("/api/events?" + query)
+		if err != nil {
+			return // not a request line a client could send
+		}
+		req := (&http.Request{Method: http.MethodGet, URL: u, Host: "127.0.0.1", Header: http.Header{}}).WithContext(t.Context())
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var reply struct{ Error, Code string }
+		if rec.Code != 400 || json.Unmarshal(rec.Body.Bytes(), &reply) != nil || reply.Code != "invalid" || reply.Error == "" {
+			t.Fatalf("GET %s: %d %q, want 400 invalid", u, rec.Code, rec.Body)
+		}
+	})
 }
