@@ -145,16 +145,18 @@ func (w wantEvent) match(ev engine.Event) bool {
 }
 
 // TestLiveEvents follows heirloom's live feed with real WebSocket clients, and with `heirloom
-// watch`, while the real Claude Code runs with the real heirloom and its parent spawns a
-// sub-agent (the model stand-in answers with an Agent tool call). The events must arrive while
-// claude is still running: the sessions starting, the spawn checkpoint, the run starting with
-// its child, the inherited block handed to the child, the run ending; a client asking only for
-// run events gets only those.
+// watch`, while the real Claude Code runs with the real heirloom (started with
+// HEIRLOOM_SPAWN__MAX_DEPTH=1): its parent spawns a sub-agent (the model stand-in answers with
+// an Agent tool call), and the sub-agent asks for one of its own, at depth 2, which heirloom
+// refuses. The events must arrive while claude is still running: the sessions starting, the
+// spawn checkpoint, the run starting with its child, the inherited block handed to the child,
+// the grandchild's spawn refused with its reason, the run ending; a client asking only for run
+// events gets only those.
 //
-// To add a case (a refused spawn once spawn limits land, a compaction), script the stand-in to
-// cause it and add its wantEvent below.
+// To add a case (a compaction, a children refusal), script the stand-in to cause it and add
+// its wantEvent below.
 func TestLiveEvents(t *testing.T) {
-	live := newLiveSetup(t)
+	live := newLiveSetup(t, "HEIRLOOM_SPAWN__MAX_DEPTH=1")
 	all := followFeed(t, live.Serve.URL, "")
 	runs := followFeed(t, live.Serve.URL, "type=run.started,run.ended,spawn.refused")
 	watch := startWatch(t, live.Serve.URL)
@@ -162,11 +164,15 @@ func TestLiveEvents(t *testing.T) {
 	marker := newMarker(t)
 	childTask := "CHILD-TASK-" + marker + ": count the callers."
 	childRun := "toolu_e2eevents" + strings.ToLower(marker)
+	grandRun := "toolu_e2erefused" + strings.ToLower(marker)
 	api := startStandin(t, func(r messagesapi.Request) messagesapi.Reply {
 		switch {
 		case r.IsSideRequest():
 			return messagesapi.Text("side")
 		case r.IsSubagent() && strings.Contains(r.FirstUserText(), "CHILD-TASK-"+marker):
+			if len(r.ToolResults()) == 0 {
+				return spawn(grandRun, "grandchild task", "GRAND-TASK-"+marker+": dig deeper.")
+			}
 			return messagesapi.Text("CHILD-RESULT-" + marker)
 		case r.IsSubagent():
 			return messagesapi.Text("unexpected sub-agent")
@@ -197,6 +203,7 @@ func TestLiveEvents(t *testing.T) {
 		{Type: engine.EventRunStarted, Session: root, Run: childRun, Data: map[string]any{"child": child}},
 		{Type: engine.EventBlockInjected, Session: child, Data: map[string]any{"block": inheritedHeading, "via": "subagent_start"}},
 		{Type: engine.EventRunEnded, Session: root, Run: childRun, Data: map[string]any{"status": "completed", "child": child}},
+		{Type: engine.EventSpawnRefused, Session: child, Run: grandRun, Data: map[string]any{"reason": "depth 2 exceeds spawn.max_depth 1", "depth": 2.0, "enforced": true}},
 	}
 	var got []arrived
 	for _, w := range want {
@@ -213,6 +220,8 @@ func TestLiveEvents(t *testing.T) {
 	}
 	order(3, 5) // run.started before run.ended
 	order(4, 5) // the child's block before its run ended
+	order(3, 6) // the child's own spawn refused while it ran
+	order(6, 5)
 	if ev := got[4]; ev.Data["chars"] == nil || ev.Data["chars"].(float64) < 100 {
 		t.Errorf("block.injected for the child: chars %v, want the block's length", ev.Data["chars"])
 	}
@@ -226,15 +235,22 @@ func TestLiveEvents(t *testing.T) {
 	}
 
 	runs.await(t, "run.ended", wantEvent{Type: engine.EventRunEnded, Session: root, Run: childRun}.match)
+	runs.await(t, "spawn.refused", want[6].match)
 	for _, a := range runs.all() {
 		if a.Type != engine.EventRunStarted && a.Type != engine.EventRunEnded && a.Type != engine.EventSpawnRefused {
 			t.Errorf("the run-only client got %s", a.Raw)
 		}
 	}
+	for _, r := range agentTurns(api.Requests()) {
+		if strings.Contains(r.FirstUserText(), "GRAND-TASK-"+marker) {
+			t.Errorf("request %d: the refused grandchild reached the model", r.Seq)
+		}
+	}
 
 	// heirloom watch printed the same run, readably.
 	watch.await(t, `run\.ended +\S+ +run=toolu_e2eevent`)
-	for _, line := range []string{`session\.started +\S+ +harness=claude-code`, `run\.started +\S+ +run=toolu_e2eevent child=`, `block\.injected +\S+:\S+ +block="Inherited from Parent Session" chars=\d+ via=subagent_start`} {
+	for _, line := range []string{`session\.started +\S+ +harness=claude-code`, `run\.started +\S+ +run=toolu_e2eevent child=`, `block\.injected +\S+:\S+ +block="Inherited from Parent Session" chars=\d+ via=subagent_start`,
+		`spawn\.refused +\S+:\S+ +run=toolu_e2erefus reason="depth 2 exceeds spawn\.max_depth 1" enforced=true type=general-purpose depth=2`} {
 		watch.await(t, line)
 	}
 	t.Logf("heirloom watch printed:\n%s", watch.out)
