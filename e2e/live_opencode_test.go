@@ -48,17 +48,30 @@ type ocLive struct {
 
 	mu   sync.Mutex
 	hold func(chatapi.Request) // runs before answering a parent turn's first request
+
+	setup ocSetup
+}
+
+// ocSetup adjusts a live OpenCode setup before anything starts.
+type ocSetup struct {
+	ServeEnv []string       // KEY=VALUE pairs added to heirloom serve's environment
+	Config   map[string]any // extra top-level opencode.json keys
+	// Script, when set, answers a model request first; ok false leaves it to the usual script.
+	Script func(chatapi.Request) (reply chatapi.Reply, ok bool)
 }
 
 // newOCLive skips t when opencode is absent (fails it under HEIRLOOM_E2E_REQUIRE), then starts
 // the chat stand-in, OpenCode with the plugin pointed at heirloom's address, and heirloom
 // following OpenCode. On failure it logs heirloom's output and the stand-in's request log;
-// opencode.Serve logs OpenCode's.
-func newOCLive(t *testing.T) *ocLive {
+// opencode.Serve logs OpenCode's. A setup, when given, adjusts all three.
+func newOCLive(t *testing.T, setup ...ocSetup) *ocLive {
 	t.Helper()
 	opencode.Bin(t)
 	heirloomBin(t) // build before the clocks start
 	l := &ocLive{hAddr: freeAddr(t), hData: filepath.Join(t.TempDir(), "data"), hHome: t.TempDir(), hLogs: &syncBuffer{}}
+	if len(setup) > 0 {
+		l.setup = setup[0]
+	}
 	l.API = chatapi.New(l.reply)
 	if err := l.API.Start(); err != nil {
 		t.Fatal(err)
@@ -72,6 +85,7 @@ func newOCLive(t *testing.T) *ocLive {
 		ProviderURL: l.API.BaseURL(),
 		Plugins:     []string{plugin},
 		Env:         map[string]string{"HEIRLOOM_URL": "http://" + l.hAddr},
+		Config:      l.setup.Config,
 	}
 	l.OC = opencode.Serve(t, t.Context(), l.OCOpts)
 	t.Cleanup(func() {
@@ -93,6 +107,11 @@ func newOCLive(t *testing.T) *ocLive {
 
 // reply is the stand-in's script. A child session's requests carry X-Parent-Session-Id.
 func (l *ocLive) reply(r chatapi.Request) chatapi.Reply {
+	if l.setup.Script != nil {
+		if reply, ok := l.setup.Script(r); ok {
+			return reply
+		}
+	}
 	switch {
 	case r.IsSideRequest(): // title generation
 		return chatapi.Text("side")
@@ -132,6 +151,7 @@ func (l *ocLive) startHeirloom(t *testing.T) {
 		"HEIRLOOM_LOG__FORMAT=text",
 		"HEIRLOOM_ADAPTERS__OPENCODE__SERVERS=" + l.OC.URL(),
 	}
+	p.cmd.Env = append(p.cmd.Env, l.setup.ServeEnv...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -46,6 +46,10 @@ type SpawnRequest struct {
 	// Session is the session asking for a sub-agent: the would-be parent. "" is allowed
 	// without a look.
 	Session string
+	// Parent is Session's own parent as the plugin knows it: when heirloom has not heard of
+	// Session yet (the harness's event may still be on its way), Session's depth is Parent's
+	// plus one.
+	Parent string
 	// CallID is the spawning tool call's id, which becomes the run's id; "" decides without
 	// recording a run.
 	CallID      string
@@ -62,8 +66,8 @@ func SpawnRefusal(reason string) string { return "heirloom refused this sub-agen
 // and, when req names the call, records its run: pending, or refused. It runs under the parent
 // session's lock, the one the harness's stream records that session's spawns under, and under
 // the engine's own context, so the record is written whole even when the plugin stops waiting.
-// A parent heirloom does not know is allowed and nothing is recorded: the harness's stream
-// records the spawn when it sees it.
+// A session heirloom does not know, nor its Parent, is allowed and nothing is recorded: the
+// harness's stream records the spawn when it sees it.
 func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecision, error) {
 	if req.Session == "" {
 		return SpawnDecision{Allow: true}, nil
@@ -79,6 +83,12 @@ func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecisio
 		unlock := e.locks.lock(lockKey(scope, req.Session))
 		defer unlock()
 		parent, err := e.Store.GetSession(ctx, scope, req.Session)
+		if errors.Is(err, kv.ErrNotFound) && req.Parent != "" && req.Parent != req.Session {
+			var grand kv.Session
+			if grand, err = e.Store.GetSession(ctx, scope, req.Parent); err == nil {
+				parent = kv.Session{Scope: scope, ID: req.Session, ParentID: grand.ID, Depth: grand.Depth + 1}
+			}
+		}
 		if errors.Is(err, kv.ErrNotFound) {
 			return SpawnDecision{Allow: true}, nil
 		}

@@ -213,8 +213,8 @@ func streamSession(t *testing.T, e *engine.Engine, id, parent string) {
 }
 
 // TestSpawnCheck: a plugin's check uses the same decision: the depth refusal with its reason,
-// recorded as a refused run under the call's id with the spawn's arguments; a call the stream
-// recorded first (pending, as the tool part arrived) does not count against itself; and the
+// recorded as a refused run under the call's id with the spawn's arguments; a session not
+// reported yet takes its depth from the parent the plugin names; a call the stream recorded first (pending, as the tool part arrived) does not count against itself; and the
 // stream's report of the refused call's error leaves the run refused.
 func TestSpawnCheck(t *testing.T) {
 	e := openEngine(t, cct.NewTree(t, "unused"), limits(1, 1, engine.SpawnEnforce))
@@ -238,6 +238,16 @@ func TestSpawnCheck(t *testing.T) {
 	}
 	if r := mustRun(t, e, "call_deep"); r.Status != kv.RunRefused || r.Reason != "depth 2 exceeds spawn.max_depth 1" {
 		t.Fatalf("refused run after the stream's error: got %+v", r)
+	}
+
+	// A session the stream has not reported yet, whose parent the plugin names: its depth is
+	// its parent's plus one.
+	d, err = e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_new", Parent: "ses_C", CallID: "call_new"})
+	if err != nil || d.Allow || d.Reason != "depth 3 exceeds spawn.max_depth 1" {
+		t.Fatalf("unreported session under ses_C: got %+v, %v; want refused at depth 3", d, err)
+	}
+	if r := mustRun(t, e, "call_new"); r.Status != kv.RunRefused || r.ParentID != "ses_new" || r.RootID != "ses_P" || r.Depth != 3 {
+		t.Fatalf("refused run of an unreported session: got %+v", r)
 	}
 
 	// The stream saw the parent's task part before the plugin asked: the pending run is the

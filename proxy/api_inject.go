@@ -117,10 +117,11 @@ type SpawnCheckReply struct {
 
 // postSpawnCheck answers a plugin asking before a spawn (OpenCode's tool.execute.before for
 // task, OpenClaw's before_tool_call for sessions_spawn) and records the spawn's run: see
-// engine.SpawnCheck. The query names the harness, the session and optionally the scope; the
-// body the call (see SpawnCheckRequest), and may be empty.
+// engine.SpawnCheck. The query names the harness, the session, and optionally the scope and
+// the session's parent as the plugin knows it (directory, which the plugins send with every
+// call, is accepted and not used); the body the call (see SpawnCheckRequest), and may be empty.
 func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
-	p, err := parseParams(r, "harness", "session", "scope")
+	p, err := parseParams(r, "harness", "session", "scope", "parent", "directory")
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 		}
 	}
 	d, err := s.Engine.SpawnCheck(r.Context(), engine.SpawnRequest{
-		Harness: p["harness"], Scope: p["scope"], Session: p["session"], CallID: req.CallID,
+		Harness: p["harness"], Scope: p["scope"], Session: p["session"], Parent: p["parent"], CallID: req.CallID,
 		Description: req.Args.Description, Prompt: req.Args.Prompt, Type: req.Args.SubagentType,
 	})
 	if err != nil {

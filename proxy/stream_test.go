@@ -171,7 +171,12 @@ func TestSpawnCheck(t *testing.T) {
 	child.ParentSessionID = "ses_P"
 	consume(t, s, root, child)
 	check := func(session, body string) (int, map[string]any) {
-		status, got, _ := do(t, "POST", s.URL()+"/api/spawn-check?harness=opencode&session="+url.QueryEscape(session), body, nil)
+		// The query the OpenCode plugin sends: the parent it knows and its directory too.
+		q := url.Values{"harness": {"opencode"}, "session": {session}, "directory": {"/work/app"}}
+		if session == "ses_C" {
+			q.Set("parent", "ses_P")
+		}
+		status, got, _ := do(t, "POST", s.URL()+"/api/spawn-check?"+q.Encode(), body, nil)
 		return status, got
 	}
 	const call = `{"tool":"task","call_id":"call_%s","args":{"description":"d","prompt":"p %s","subagent_type":"general","extra":1}}`
