@@ -66,20 +66,27 @@ func SpawnRefusal(reason string) string { return "heirloom refused this sub-agen
 // and, when req names the call, records its run: pending, or refused. It runs under the parent
 // session's lock, the one the harness's stream records that session's spawns under, and under
 // the engine's own context, so the record is written whole even when the plugin stops waiting.
-// A session heirloom does not know, nor its Parent, is allowed and nothing is recorded: the
-// harness's stream records the spawn when it sees it.
+// A sub-agent whose parent is not known yet is first asked about, as Inject asks (within
+// Config.DescribeWait). A session heirloom does not know, nor its Parent, is allowed and
+// nothing is recorded: the harness's stream records the spawn when it sees it.
 func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecision, error) {
 	if req.Session == "" {
 		return SpawnDecision{Allow: true}, nil
 	}
 	scope := req.Scope
-	if reg := e.harness(req.Harness); scope == "" && reg.Plugin != nil {
+	reg := e.harness(req.Harness)
+	if scope == "" && reg.Plugin != nil {
 		scope = reg.Plugin.ScopeOf(req.Session)
 	}
 	if scope == "" {
 		scope = e.Scope
 	}
 	return detach(ctx, e, func(ctx context.Context) (SpawnDecision, error) {
+		if req.Parent == "" && reg.Plugin != nil && reg.Plugin.IsSubagent(req.Session) {
+			// A sub-agent whose parent the harness's events have not told yet: asked as Inject
+			// asks, before the lock (what the harness says is consumed under its sessions' locks).
+			req.Parent = e.describeParentIfUnknown(ctx, req.Harness, scope, req.Session)
+		}
 		unlock := e.locks.lock(lockKey(scope, req.Session))
 		defer unlock()
 		parent, err := e.Store.GetSession(ctx, scope, req.Session)

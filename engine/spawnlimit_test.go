@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 )
@@ -334,5 +336,42 @@ func TestSpawnLimit_Concurrent(t *testing.T) {
 		if len(runs) != n-max {
 			t.Errorf("%s: %d refused runs, want %d", parent, len(runs), n-max)
 		}
+	}
+}
+
+// describerFunc is a harness describer made of a function: the fake at the Gateway's edge.
+type describerFunc func(ctx context.Context, session string) ([]adapters.Event, error)
+
+func (f describerFunc) Describe(ctx context.Context, session string) ([]adapters.Event, error) {
+	return f(ctx, session)
+}
+
+// TestSpawnCheck_DescribesUnknownSubagent: an OpenClaw sub-agent asking to spawn before the
+// Gateway's events about it arrived is described first, as Inject does, so its depth counts.
+func TestSpawnCheck_DescribesUnknownSubagent(t *testing.T) {
+	const parent, child = "agent:main:main", "agent:main:subagent:c1"
+	asked := 0
+	e := openEngine(t, cct.NewTree(t, "unused"), func(e *engine.Engine) {
+		reg, err := adapters.NewRegistry(openclaw.Registration())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Harnesses = reg
+		e.Config.Spawn = engine.SpawnLimits{MaxDepth: 1, Mode: engine.SpawnEnforce}
+		e.Describers = map[string]adapters.Describer{"openclaw": describerFunc(func(_ context.Context, session string) ([]adapters.Event, error) {
+			asked++
+			return []adapters.Event{{Harness: "openclaw", Scope: "main", Kind: adapters.KindSessionStart, SessionID: session, ParentSessionID: parent, Depth: 1}}, nil
+		})}
+	})
+	d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "openclaw", Session: child, CallID: "call_1", Prompt: "dig"})
+	if err != nil || d.Allow || d.Reason != "depth 2 exceeds spawn.max_depth 1" {
+		t.Fatalf("got %+v, %v; want refused at depth 2", d, err)
+	}
+	if asked != 1 {
+		t.Fatalf("the Gateway was asked %d times, want once", asked)
+	}
+	r, err := e.Store.GetRun(t.Context(), "main", "call_1")
+	if err != nil || r.Status != kv.RunRefused || r.ParentID != child || r.RootID != parent {
+		t.Fatalf("run in scope main: %+v, %v; want refused under the child, rooted at %s", r, err, parent)
 	}
 }

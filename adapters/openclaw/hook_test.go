@@ -145,6 +145,7 @@ type hookSidecar struct {
 	mu      sync.Mutex
 	injects []string // the bodies of POST /api/inject
 	posts   [][]byte
+	checks  []string // the queries and bodies of POST /api/spawn-check
 	auth    []string
 }
 
@@ -171,6 +172,15 @@ func (s *hookSidecar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		io.WriteString(w, `{"context":"  "}`)
+	case r.Method == http.MethodPost && r.URL.Path == "/api/spawn-check":
+		b, _ := io.ReadAll(r.Body)
+		s.checks = append(s.checks, r.URL.RawQuery+" "+string(b))
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("session") == "agent:main:subagent:child" {
+			io.WriteString(w, `{"allow":false,"reason":"depth 2 exceeds spawn.max_depth 1"}`)
+			return
+		}
+		io.WriteString(w, `{"allow":true}`)
 	case r.Method == http.MethodPost && r.URL.Path == "/hooks/openclaw":
 		b, _ := io.ReadAll(r.Body)
 		s.posts = append(s.posts, b)
@@ -218,6 +228,16 @@ async function prompt1(p, ctx) {
 async function fire(p, name, event, ctx) {
   await Promise.all((p.handlers[name] ?? []).map((h) => h(event, ctx)))
 }
+// toolCall runs the before_tool_call handlers in sequence, each on a copy of the event, and
+// returns their results: what OpenClaw's runner does with a modifying hook.
+async function toolCall(p, event, ctx) {
+  const results = []
+  for (const h of p.handlers.before_tool_call ?? []) {
+    const r = await h(structuredClone(event), ctx)
+    if (r !== undefined) results.push(r)
+  }
+  return results
+}
 
 const out = {}
 const a = load({ url: live + "/", token: "tok-1" })
@@ -232,6 +252,11 @@ await fire(a, "before_compaction",
   { messageCount: 2, messages: [{ role: "user", content: "TRANSCRIPT-TEXT" }], sessionFile: "/s/a.jsonl" },
   { sessionKey: "agent:main:parent", agentId: "main", hookInvocation: { assertActive() {} }, trace: { traceId: "t" } })
 await fire(a, "after_compaction", { messageCount: -1, compactedCount: -1, sessionFile: "/s/b.jsonl" }, { sessionKey: "agent:main:parent" })
+out.refused = await toolCall(a, { toolName: "sessions_spawn", toolCallId: "call_1", params: { task: "dig deeper", label: "dig", agentId: "main" } },
+  { sessionKey: "agent:main:subagent:child", agentId: "main" })
+out.allowed = await toolCall(a, { toolName: "tool_call", toolCallId: "call_2", params: { id: "sessions_spawn", args: { task: "look around" } } },
+  { sessionKey: "agent:main:parent", agentId: "main" })
+out.otherTool = await toolCall(a, { toolName: "exec", toolCallId: "call_3", params: { command: "ls" } }, { sessionKey: "agent:main:subagent:child" })
 
 const e = load({})
 out.env = await prompt1(e, { sessionKey: "agent:main:subagent:child" })
@@ -240,6 +265,7 @@ const d = load({ url: dead })
 let t0 = Date.now()
 out.dead = [...await prompt(d, { sessionKey: "agent:main:subagent:child" }), ...await prompt(d, { sessionKey: "agent:main:subagent:child" })]
 out.deadMs = Date.now() - t0
+out.deadSpawn = await toolCall(d, { toolName: "sessions_spawn", toolCallId: "call_4", params: { task: "t" } }, { sessionKey: "agent:main:subagent:child" })
 out.deadWarnings = d.warnings
 
 const s = load({ url: slow + "/slow" })
@@ -281,18 +307,23 @@ func TestPluginBehaviour(t *testing.T) {
 	type injected struct {
 		PrependSystemContext string `json:"prependSystemContext"`
 	}
+	type blocked struct {
+		Block       bool   `json:"block"`
+		BlockReason string `json:"blockReason"`
+	}
 	var out struct {
-		Handlers             map[string]int
-		Inject, Blank, Nokey []injected
-		Env, Dead, Slow      []injected
-		DeadMs, SlowMs       int
-		DeadWarnings         []string
+		Handlers                               map[string]int
+		Inject, Blank, Nokey                   []injected
+		Env, Dead, Slow                        []injected
+		Refused, Allowed, OtherTool, DeadSpawn []blocked
+		DeadMs, SlowMs                         int
+		DeadWarnings                           []string
 	}
 	if err := json.Unmarshal(stdout, &out); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, stdout)
 	}
 
-	want := map[string]int{"before_prompt_build": 2, "subagent_spawned": 2, "before_compaction": 2, "after_compaction": 2}
+	want := map[string]int{"before_prompt_build": 2, "before_tool_call": 2, "subagent_spawned": 2, "before_compaction": 2, "after_compaction": 2}
 	if !reflect.DeepEqual(out.Handlers, want) {
 		t.Errorf("handlers %v, want %v (one per registration)", out.Handlers, want)
 	}
@@ -309,6 +340,13 @@ func TestPluginBehaviour(t *testing.T) {
 	if len(out.Dead) != 0 || out.DeadMs > 1500 || len(out.DeadWarnings) != 1 || !strings.Contains(out.DeadWarnings[0], dead) {
 		t.Errorf("sidecar down: results %+v in %d ms, warnings %q; want nothing, fast, one warning naming it", out.Dead, out.DeadMs, out.DeadWarnings)
 	}
+	refusal := blocked{Block: true, BlockReason: "heirloom refused this sub-agent: depth 2 exceeds spawn.max_depth 1"}
+	if len(out.Refused) != 2 || out.Refused[0] != refusal || out.Refused[1] != refusal {
+		t.Errorf("before_tool_call of a refused sessions_spawn: %+v, want %+v from each registration", out.Refused, refusal)
+	}
+	if len(out.Allowed) != 0 || len(out.OtherTool) != 0 || len(out.DeadSpawn) != 0 {
+		t.Errorf("before_tool_call: allowed spawn %+v, other tool %+v, sidecar down %+v; want no decision", out.Allowed, out.OtherTool, out.DeadSpawn)
+	}
 	if len(out.Slow) != 0 || out.SlowMs < 1400 || out.SlowMs > 2500 {
 		t.Errorf("slow sidecar: results %+v after %d ms; want nothing after the 1500 ms timeout", out.Slow, out.SlowMs)
 	}
@@ -318,6 +356,13 @@ func TestPluginBehaviour(t *testing.T) {
 	wantBodies := []string{`{"harness":"openclaw","session":"agent:main:subagent:child"}`, `{"harness":"openclaw","session":"agent:main:other"}`, `{"harness":"openclaw","session":"agent:main:subagent:child"}`}
 	if !slices.Equal(sidecar.injects, wantBodies) {
 		t.Errorf("inject requests %q, want %q", sidecar.injects, wantBodies)
+	}
+	const (
+		refusedCheck = `harness=openclaw&session=agent%3Amain%3Asubagent%3Achild {"tool":"sessions_spawn","call_id":"call_1","args":{"description":"dig","prompt":"dig deeper","subagent_type":"main"}}`
+		allowedCheck = `harness=openclaw&session=agent%3Amain%3Aparent {"tool":"sessions_spawn","call_id":"call_2","args":{"description":"","prompt":"look around","subagent_type":""}}`
+	)
+	if want := []string{refusedCheck, refusedCheck, allowedCheck, allowedCheck}; !slices.Equal(sidecar.checks, want) {
+		t.Errorf("spawn checks\n%q\nwant (once per registration; the call id makes a repeat the same decision)\n%q", sidecar.checks, want)
 	}
 	if !slices.Contains(sidecar.auth, "Bearer tok-1") || !slices.Contains(sidecar.auth, "Bearer tok-env") {
 		t.Errorf("authorization headers %q: want the configured token, then HEIRLOOM_TOKEN", sidecar.auth)

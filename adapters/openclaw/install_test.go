@@ -646,7 +646,7 @@ func TestPluginFiles(t *testing.T) {
 		t.Errorf("package.json %+v: want an ES module whose one extension is ./index.js, no dependencies", pkg)
 	}
 	src := string(files["index.js"])
-	for _, want := range []string{`"before_prompt_build"`, `"subagent_spawned"`, `"before_compaction"`, `"after_compaction"`, "prependSystemContext", "/api/inject", "/hooks/openclaw", "harness: \"openclaw\"", "pluginConfig", "TIMEOUT_MS = 1500"} {
+	for _, want := range []string{`"before_prompt_build"`, `"before_tool_call"`, `"subagent_spawned"`, `"before_compaction"`, `"after_compaction"`, "prependSystemContext", "/api/inject", "/api/spawn-check", "/hooks/openclaw", "harness: \"openclaw\"", "pluginConfig", "TIMEOUT_MS = 1500"} {
 		if !strings.Contains(src, want) {
 			t.Errorf("index.js lacks %s", want)
 		}
@@ -739,7 +739,7 @@ func TestInstallLoadsInOpenClaw(t *testing.T) {
 		hooks = append(hooks, h.Name)
 	}
 	slices.Sort(hooks)
-	if want := []string{"after_compaction", "before_compaction", "before_prompt_build", "subagent_spawned"}; !slices.Equal(hooks, want) {
+	if want := []string{"after_compaction", "before_compaction", "before_prompt_build", "before_tool_call", "subagent_spawned"}; !slices.Equal(hooks, want) {
 		t.Errorf("typed hooks %v, want %v", hooks, want)
 	}
 	for _, d := range got.Diagnostics {

@@ -1,4 +1,5 @@
-// heirloom plugin for OpenClaw: hands every sub-agent its parent's context.
+// heirloom plugin for OpenClaw: hands every sub-agent its parent's context, and refuses spawns
+// past heirloom's spawn limits.
 //
 // Installed by `heirloom install openclaw`, which copies this folder (openclaw.plugin.json,
 // package.json, index.js) to <OpenClaw state dir>/extensions/heirloom and enables it in
@@ -16,6 +17,12 @@
 //                        [,"directory":<ctx.workspaceDir>]}; a non-blank
 //                        {"context"} comes back as {prependSystemContext}: the top of the
 //                        system prompt, on every model request (never saved to history)
+//   before_tool_call     for sessions_spawn (called itself, or through Tool Search's tool_call):
+//                        POST /api/spawn-check?harness=openclaw&session=<ctx.sessionKey>
+//                        {tool, call_id, args: {description: label, prompt: task,
+//                        subagent_type: agentId}}; on {"allow": false} it returns {block: true,
+//                        blockReason: "heirloom refused this sub-agent: <reason>"}, which the
+//                        model reads as the call's result. Any failure lets the call run.
 //   subagent_spawned     POST /hooks/openclaw {hook, event, ctx}: names the child's parent
 //   before_compaction    POST /hooks/openclaw, likewise (observe only)
 //   after_compaction     POST /hooks/openclaw, likewise (observe only)
@@ -165,6 +172,23 @@ function contextOf(reply) {
   return typeof text === "string" && text.trim() !== "" ? text : ""
 }
 
+// spawnArgs returns the sessions_spawn arguments of a before_tool_call event: the tool called
+// by name, or through Tool Search's tool_call {id: "sessions_spawn", args}; undefined for any
+// other call.
+function spawnArgs(event) {
+  const params = event && typeof event.params === "object" && event.params !== null ? event.params : {}
+  if (event && event.toolName === "sessions_spawn") return params
+  if (event && event.toolName === "tool_call" && params.id === "sessions_spawn") {
+    return typeof params.args === "object" && params.args !== null ? params.args : {}
+  }
+  return undefined
+}
+
+// text returns value when it is a string, else "".
+function text(value) {
+  return typeof value === "string" ? value : ""
+}
+
 // slim copies a hook's event or context for the sidecar: JSON values only, transcripts
 // (messages) and host capabilities dropped, long strings and lists cut, depth bounded.
 function slim(value, depth = 0) {
@@ -234,6 +258,22 @@ export default {
       const text = contextOf(await call(cfg, "POST", "/api/inject", undefined, request))
       if (text === "") return
       return { prependSystemContext: text }
+    })
+    api.on("before_tool_call", async (event, ctx) => {
+      const args = spawnArgs(event)
+      const session = ctx && typeof ctx.sessionKey === "string" ? ctx.sessionKey.trim() : ""
+      if (args === undefined || session === "") return
+      const params = { harness: "openclaw", session }
+      const body = {
+        tool: "sessions_spawn",
+        call_id: text(event.toolCallId),
+        args: { description: text(args.label), prompt: text(args.task), subagent_type: text(args.agentId) },
+      }
+      const reply = await call(cfg, "POST", "/api/spawn-check", params, body)
+      if (reply && typeof reply === "object" && reply.allow === false) {
+        const reason = typeof reply.reason === "string" && reply.reason ? reply.reason : "no reason given"
+        return { block: true, blockReason: `heirloom refused this sub-agent: ${reason}` }
+      }
     })
     for (const hook of ["subagent_spawned", "before_compaction", "after_compaction"]) {
       api.on(hook, (event, ctx) => {
