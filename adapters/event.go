@@ -125,6 +125,9 @@ type Result struct {
 	Text       string // the sub-agent's final message or tool result text
 	Tokens     int64  // total tokens the sub-agent used; 0 when unknown
 	DurationMs int64  // how long it ran; 0 when unknown
+	// Steps is how many steps the sub-agent took when the harness says (Claude Code: its tool
+	// calls, totalToolUseCount); 0 when unknown.
+	Steps int
 }
 
 // ToolCall is a non-spawning tool call.

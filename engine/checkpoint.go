@@ -318,7 +318,8 @@ func countCompaction(sess *kv.Session, at time.Time) {
 }
 
 // reinforcement returns the objective block for session sess: its objective, its latest
-// pre-compaction checkpoint (else its latest), and the sub-agents it spawned that finished.
+// pre-compaction checkpoint (else its latest), and the sub-agents it spawned that finished,
+// each result cast (inject.CastRun).
 func (e *Engine) reinforcement(ctx context.Context, sess kv.Session) (string, error) {
 	if e.Config.Passive {
 		return "", nil
@@ -338,12 +339,13 @@ func (e *Engine) reinforcement(ctx context.Context, sess kv.Session) (string, er
 	if err != nil {
 		return "", err
 	}
-	return inject.ObjectiveBlock(inject.Reinforcement{Objective: sess.Objective, Checkpoint: found, Finished: runs}, e.Config.MaxContextChars), nil
+	return inject.ObjectiveBlock(inject.Reinforcement{Objective: sess.Objective, Checkpoint: found, Finished: runs, Cast: e.castOptions()}, e.Config.MaxContextChars), nil
 }
 
 // recovered returns the recovered-checkpoint block for session sess starting: with resume its
 // own latest checkpoint, else the newest checkpoint of another session of its scope and
-// normalised project within RecoveryWindow; "" when there is none.
+// normalised project within RecoveryWindow, with the results of that session's finished
+// sub-agents cast; "" when there is none.
 func (e *Engine) recovered(ctx context.Context, sess kv.Session, resume bool) (string, error) {
 	if e.Config.Passive {
 		return "", nil
@@ -370,6 +372,11 @@ func (e *Engine) recovered(ctx context.Context, sess kv.Session, resume bool) (s
 		// the compaction it preceded. Recovering it again would repeat the same digest.
 		return "", nil
 	}
+	// The recovered session's sub-agents that finished are cast after its digest.
+	runs, err := e.Store.ListRuns(ctx, c.Scope, kv.RunFilter{ParentID: c.SessionID})
+	if err != nil {
+		return "", err
+	}
 	budget := min(inject.DefaultRecoveredChars, e.Config.MaxContextChars)
-	return inject.RecoveredBlock(c, resume, now, budget), nil
+	return inject.RecoveryBlock(inject.Recovery{Checkpoint: c, SameSession: resume, Now: now, Finished: runs, Cast: e.castOptions()}, budget), nil
 }

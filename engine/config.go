@@ -44,6 +44,31 @@ type Config struct {
 	DescribeWait time.Duration
 	// Checkpoints configures when checkpoints are taken and how long they are kept.
 	Checkpoints Checkpoints
+	// Runs configures the sweeps that end runs a harness never reported the end of, how long
+	// full results are kept, and how results are condensed when surfaced.
+	Runs Runs
+}
+
+// Runs configures the lifecycle of sub-agent runs after their spawn (runs.*). The sweeps run at
+// Open and then every quarter of the shortest of the three durations, at most every minute
+// (sweepEvery, an engine constant, not a key).
+type Runs struct {
+	// WatchdogTimeout: a run running longer than this (from its sub-agent's start) ends as
+	// watchdog_timeout. heirloom only stops waiting: the harness's agent is not stopped.
+	WatchdogTimeout time.Duration
+	// GhostGrace: a pending run whose sub-agent has not started this long after the spawn ends
+	// as ghost_sweep, and so does a running run whose parent session ended at least this long
+	// ago (or a minute, whichever is shorter).
+	GhostGrace time.Duration
+	// ResultRetention is how long a finished run keeps its full result; then the result is
+	// swept: replaced by its condensed form (inject.Condense), its length kept.
+	ResultRetention time.Duration
+	// MaxResultTokens is the estimated tokens a result may have to be surfaced whole (level 1);
+	// a longer one is condensed (level 2 or 3).
+	MaxResultTokens int
+	// CondenseTimeout bounds one level-2 summary (Engine.Condenser); past it the result is
+	// condensed at level 3.
+	CondenseTimeout time.Duration
 }
 
 // Checkpoints configures session checkpoints.
@@ -90,7 +115,8 @@ const (
 // 9,500-character reply, 400 ms for the spawning turn, sub-agents at most 3 deep and 10 open
 // per session (enforced), 300 ms to describe a sub-agent, and checkpoints every 10 prompts or
 // 15 minutes, kept 7 days (the newest 3 of each session always), pruned hourly, recovered
-// within 4 hours.
+// within 4 hours; runs watched for 30 minutes, pending ones swept after 10, full results kept
+// 24 hours, surfaced whole up to 4,000 estimated tokens, level-2 summaries given 30 seconds.
 func DefaultConfig() Config {
 	return Config{
 		HookReadBytes:   1 << 20,
@@ -107,6 +133,13 @@ func DefaultConfig() Config {
 			Keep:           3,
 			PruneEvery:     time.Hour,
 			RecoveryWindow: 4 * time.Hour,
+		},
+		Runs: Runs{
+			WatchdogTimeout: 30 * time.Minute,
+			GhostGrace:      10 * time.Minute,
+			ResultRetention: 24 * time.Hour,
+			MaxResultTokens: inject.DefaultMaxResultTokens,
+			CondenseTimeout: 30 * time.Second,
 		},
 	}
 }
@@ -143,6 +176,16 @@ func (c Config) Validate() error {
 		return bad("Checkpoints.PruneEvery", c.Checkpoints.PruneEvery, "want > 0")
 	case c.Checkpoints.RecoveryWindow <= 0:
 		return bad("Checkpoints.RecoveryWindow", c.Checkpoints.RecoveryWindow, "want > 0")
+	case c.Runs.WatchdogTimeout <= 0:
+		return bad("Runs.WatchdogTimeout", c.Runs.WatchdogTimeout, "want > 0")
+	case c.Runs.GhostGrace <= 0:
+		return bad("Runs.GhostGrace", c.Runs.GhostGrace, "want > 0")
+	case c.Runs.ResultRetention <= 0:
+		return bad("Runs.ResultRetention", c.Runs.ResultRetention, "want > 0")
+	case c.Runs.MaxResultTokens <= 0:
+		return bad("Runs.MaxResultTokens", c.Runs.MaxResultTokens, "want > 0")
+	case c.Runs.CondenseTimeout <= 0:
+		return bad("Runs.CondenseTimeout", c.Runs.CondenseTimeout, "want > 0")
 	}
 	return nil
 }

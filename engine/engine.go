@@ -39,6 +39,9 @@ type Engine struct {
 	// Feed is the live feed of lifecycle events (see Event). New makes it and subscribes it to
 	// the store's commits.
 	Feed *Feed
+	// Condenser makes the level-2 summaries of long results (condense.url), in the background.
+	// Nil means none: a long result is cast at level 3.
+	Condenser Condenser
 
 	stats       counters
 	locks       keyLocks
@@ -51,6 +54,9 @@ type Engine struct {
 	wg          sync.WaitGroup
 	openedAt    time.Time
 	closeOnce   sync.Once
+
+	// summaries remembers the runs whose level-2 summary was asked for.
+	summaries summaries
 }
 
 // Stats counts what the engine read of transcripts since it was made. Counters only grow.
@@ -93,7 +99,9 @@ func New(store *kv.Store, scope string) *Engine {
 }
 
 // Open validates the engine's fields and starts its background work (pruning old
-// checkpoints). ctx bounds Open only; the background work runs until Close.
+// checkpoints; the run sweeps, a first time at once, for runs left open while heirloom was
+// down; level-2 summaries, when a Condenser is set). ctx bounds Open only; the background work
+// runs until Close.
 func (e *Engine) Open(ctx context.Context) error {
 	switch {
 	case e.Store == nil:
@@ -115,6 +123,12 @@ func (e *Engine) Open(ctx context.Context) error {
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.wg.Add(1)
 	go e.prune()
+	e.wg.Add(1)
+	go e.sweeper()
+	if e.Condenser != nil {
+		e.wg.Add(1)
+		go e.condenser()
+	}
 	if e.Store.IndexStatus().Building {
 		if _, err := e.StartReindex(ctx); err != nil {
 			e.Logger.Error("search index: cannot start building it; searches see part of the turns", "error", err)

@@ -340,7 +340,8 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 				return fmt.Errorf("confirm sub-agent %s from its metadata: %w", id, err)
 			}
 		}
-		if _, err := tx.GetSession(e.Scope, id); errors.Is(err, kv.ErrNotFound) {
+		child, err := tx.GetSession(e.Scope, id)
+		if errors.Is(err, kv.ErrNotFound) {
 			return nil // started before heirloom was running
 		} else if err != nil {
 			return err
@@ -366,15 +367,13 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 			return err
 		}
 		_, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
-			if r.Result == "" {
+			if r.Result == "" || sweptEnd(r) {
 				r.Result = ev.Result.Text
 			}
-			if r.Status == kv.RunRunning {
-				r.Status = kv.RunCompleted
+			if endable(r) { // the spawn's result, when it comes, says how it went
+				finishRun(r, kv.RunCompleted, ev.At)
 			}
-			if r.EndedAt.IsZero() {
-				r.EndedAt = ev.At
-			}
+			r.Turns = turnsOf(r, 0, child.TurnCount)
 			return nil
 		})
 		return err
@@ -402,16 +401,23 @@ func (e *Engine) spawnResult(ctx context.Context, ev adapters.Event) error {
 			if !exists {
 				r.Harness, r.RootID, r.ParentID = ev.Harness, ev.SessionID, issuerID(ev)
 				r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
-				r.CreatedAt = ev.At
+				r.CreatedAt, r.Status = ev.At, kv.RunPending
 			}
-			r.Status = ev.Result.Status
-			if r.Status == "" {
-				r.Status = kv.RunCompleted
+			if r.Status == kv.RunRefused || launched(ev.Result.Status) {
+				return nil // refused: no sub-agent ran; launched: it runs on, its SubagentStop ends it
 			}
+			finishRun(r, ev.Result.Status, ev.At)
 			if ev.Result.Text != "" {
 				r.Result = ev.Result.Text
 			}
-			r.Tokens, r.DurationMs, r.EndedAt = ev.Result.Tokens, ev.Result.DurationMs, ev.At
+			r.Tokens, r.DurationMs = ev.Result.Tokens, ev.Result.DurationMs
+			var turns uint64
+			if r.ChildID != "" && ev.Result.Steps == 0 {
+				if c, err := tx.GetSession(e.Scope, r.ChildID); err == nil {
+					turns = c.TurnCount
+				}
+			}
+			r.Turns = turnsOf(r, ev.Result.Steps, turns)
 			return nil
 		})
 		return err

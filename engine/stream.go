@@ -196,11 +196,8 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 					r.Status = kv.RunRunning
 				}
 			}
-			if ev.Kind == adapters.KindSpawnResult && ev.Result != nil {
-				r.Status = ev.Result.Status
-				if r.Status == "" {
-					r.Status = kv.RunCompleted
-				}
+			if ev.Kind == adapters.KindSpawnResult && ev.Result != nil && r.Status != kv.RunRefused && !launched(ev.Result.Status) {
+				finishRun(r, ev.Result.Status, ev.At)
 				if ev.Result.Text != "" {
 					r.Result = ev.Result.Text
 				}
@@ -210,7 +207,13 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 				if ev.Result.DurationMs > 0 {
 					r.DurationMs = ev.Result.DurationMs
 				}
-				r.EndedAt = ev.At
+				var turns uint64
+				if r.ChildID != "" && ev.Result.Steps == 0 {
+					if c, err := tx.GetSession(ev.Scope, r.ChildID); err == nil {
+						turns = c.TurnCount
+					}
+				}
+				r.Turns = turnsOf(r, ev.Result.Steps, turns)
 			}
 			return nil
 		})
@@ -242,13 +245,18 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 }
 
 // streamIdle ends the run of a child session that went idle without its spawn's result having
-// arrived: its last assistant message is the result.
+// arrived: its last assistant message is the result, its stored turns the run's turns. A run a
+// sweep ended is ended again, as its harness now tells.
 func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
 	run, err := e.Store.RunByChild(ctx, ev.Scope, ev.SessionID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil
 	}
-	if err != nil || run.Status != kv.RunRunning {
+	if err != nil || run.Status != kv.RunRunning && !sweptEnd(&run) {
+		return err
+	}
+	child, err := e.Store.GetSession(ctx, ev.Scope, ev.SessionID)
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
 		return err
 	}
 	last, err := e.Store.LastTurns(ctx, ev.Scope, ev.SessionID, 20)
@@ -263,13 +271,14 @@ func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
 		}
 	}
 	_, err = e.Store.UpdateRun(ctx, ev.Scope, run.ID, func(r *kv.Run, _ bool) error {
-		if r.Status != kv.RunRunning {
+		if r.Status != kv.RunRunning && !sweptEnd(r) {
 			return errUnchanged
 		}
-		r.Status, r.EndedAt = kv.RunCompleted, ev.At
-		if r.Result == "" {
+		if r.Result == "" || sweptEnd(r) {
 			r.Result = result
 		}
+		finishRun(r, kv.RunCompleted, ev.At)
+		r.Turns = turnsOf(r, 0, child.TurnCount)
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {

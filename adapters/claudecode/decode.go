@@ -163,7 +163,7 @@ func agentResult(raw json.RawMessage) *adapters.Result {
 	var resp AgentResponse
 	_ = json.Unmarshal(raw, &resp)
 	r.AgentID, r.Status, r.Text = resp.AgentID, resp.Status, contentText(resp.Content)
-	r.Tokens, r.DurationMs = resp.TotalTokens, resp.TotalDurationMs
+	r.Tokens, r.DurationMs, r.Steps = resp.TotalTokens, resp.TotalDurationMs, int(resp.TotalToolUseCount)
 	return r
 }
 

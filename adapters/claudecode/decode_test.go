@@ -294,6 +294,7 @@ func TestDecode_Spawn(t *testing.T) {
 		{"ContentString", `{"status":"completed","agentId":"x","content":"plain","totalTokens":3}`, adapters.Result{AgentID: "x", Status: "completed", Text: "plain", Tokens: 3}},
 		{"FieldTypesOff", `{"status":"completed","agentId":"x","content":[{"type":"text","text":"t"}],"totalTokens":"many","totalDurationMs":1.5}`, adapters.Result{AgentID: "x", Status: "completed", Text: "t"}},
 		{"AsyncLaunched", `{"status":"async_launched","agentId":"x"}`, adapters.Result{AgentID: "x", Status: "async_launched"}},
+		{"Steps", `{"status":"completed","agentId":"x","content":"done","totalToolUseCount":7,"totalDurationMs":900}`, adapters.Result{AgentID: "x", Status: "completed", Text: "done", DurationMs: 900, Steps: 7}},
 	}
 	for _, tt := range results {
 		t.Run(tt.name, func(t *testing.T) {
