@@ -403,7 +403,7 @@ func (e *Engine) spawnResult(ctx context.Context, ev adapters.Event) error {
 				r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
 				r.CreatedAt, r.Status = ev.At, kv.RunPending
 			}
-			if r.Status == kv.RunRefused || launched(ev.Result.Status) {
+			if r.Status == kv.RunRefused || launched(ev.Result.Status) || r.Swept {
 				return nil // refused: no sub-agent ran; launched: it runs on, its SubagentStop ends it
 			}
 			finishRun(r, ev.Result.Status, ev.At)

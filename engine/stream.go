@@ -196,7 +196,9 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 					r.Status = kv.RunRunning
 				}
 			}
-			if ev.Kind == adapters.KindSpawnResult && ev.Result != nil && r.Status != kv.RunRefused && !launched(ev.Result.Status) {
+			// A refused spawn ran nothing; a launch is no end; a swept run's end was recorded
+			// long ago (a resync repeats it) and its full result is gone on purpose.
+			if ev.Kind == adapters.KindSpawnResult && ev.Result != nil && r.Status != kv.RunRefused && !launched(ev.Result.Status) && !r.Swept {
 				finishRun(r, ev.Result.Status, ev.At)
 				if ev.Result.Text != "" {
 					r.Result = ev.Result.Text

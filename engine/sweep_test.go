@@ -251,6 +251,15 @@ func TestResultRetention(t *testing.T) {
 	if list, err := e.Store.FullResultRuns(t.Context(), "default", time.Now().Add(time.Hour), 0); err != nil || len(list) != 0 {
 		t.Errorf("full-result runs after the sweep: %d, %v; want none", len(list), err)
 	}
+	// A stream's resync repeats the run's result: the swept run keeps its condensed form.
+	err := e.Consume(t.Context(), adapters.Event{Harness: "opencode", Kind: adapters.KindSpawnResult, SessionID: "S",
+		Spawn: &adapters.Spawn{ToolUseID: "long", ChildSessionID: "S:long"}, Result: &adapters.Result{Status: "completed", Text: longResult}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := mustRun(t, e, "long"); again.Result != long.Result || !again.Swept {
+		t.Errorf("a repeated result brought the full result back: swept %v, %d chars", again.Swept, inject.Len(again.Result))
+	}
 }
 
 // condenser is a Condenser that answers with summary (or err), after delay, and counts calls.
