@@ -74,6 +74,10 @@ type cursor struct {
 	// DF holds the document frequencies the first page scored its terms with (up to
 	// maxCursorTerms of them): turns deleted since must not move the scores.
 	DF map[string]int `json:"df,omitempty"`
+	// Since and Until are the first page's time range (UnixNano; 0: none). Later pages keep it
+	// whatever their Options say, so a range given relative to now ("24h") does not move.
+	Since int64 `json:"si,omitempty"`
+	Until int64 `json:"un,omitempty"`
 }
 
 // maxCursorTerms bounds the document frequencies a cursor keeps (a prefix may match many
@@ -110,6 +114,7 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 			return Page{}, &CursorError{Reason: "it belongs to another query or other filters"}
 		}
 		cur = &c
+		o.Since, o.Until = unixTime(c.Since), unixTime(c.Until)
 	}
 	st, err := src.Stats(ctx)
 	if err != nil {
@@ -185,7 +190,8 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 	}
 	if more {
 		last := list[len(list)-1]
-		page.Cursor = encodeCursor(cursor{V: cursorVersion, Hash: hash, Docs: st.Docs, Terms: st.Terms, Stamp: st.Stamp, Score: last.score, Session: last.doc.Session, Seq: last.doc.Seq, DF: r.df})
+		page.Cursor = encodeCursor(cursor{V: cursorVersion, Hash: hash, Docs: st.Docs, Terms: st.Terms, Stamp: st.Stamp, Score: last.score, Session: last.doc.Session, Seq: last.doc.Seq, DF: r.df,
+			Since: unixNano(o.Since), Until: unixNano(o.Until)})
 	}
 	return page, nil
 }
@@ -408,10 +414,28 @@ func hasPhrase(text string, phrase []string) bool {
 }
 
 // queryHash binds a cursor to its query and filters.
+// queryHash identifies a query and its filters for its cursors. The time range is left out: a
+// cursor carries its own (see cursor.Since).
 func queryHash(q Query, o Options) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", q, o.Role, o.Since.UnixNano(), o.Until.UnixNano(), o.Bind)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", q, o.Role, o.Bind)
 	return h.Sum64()
+}
+
+// unixNano is t as a cursor keeps it: 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unixTime is the time a cursor's unixNano names.
+func unixTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 func encodeCursor(c cursor) string {

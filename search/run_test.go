@@ -413,7 +413,6 @@ func TestRun_Cursor(t *testing.T) {
 		{"another query", "key", first.Cursor, Options{}},
 		{"the query as a prefix", "deploy*", first.Cursor, Options{}},
 		{"another role", "deploy", first.Cursor, Options{Role: "user", Bind: "family a"}},
-		{"another time", "deploy", first.Cursor, Options{Since: t0, Bind: "family a"}},
 		{"another binding", "deploy", first.Cursor, Options{Bind: "family b"}},
 		{"not base64", "deploy", "!!not a cursor!!", Options{Bind: "family a"}},
 		{"not JSON", "deploy", base64.RawURLEncoding.EncodeToString([]byte("{oops")), Options{Bind: "family a"}},
@@ -436,6 +435,12 @@ func TestRun_Cursor(t *testing.T) {
 	second := search(t, m, "deploy", Options{Limit: 5, Cursor: first.Cursor, Bind: "family a"})
 	if got := hitNames(second); len(got) != 5 || slices.Contains(got, hitNames(first)[0]) {
 		t.Errorf("second page %v after %v", got, hitNames(first))
+	}
+	// A later page keeps the first page's time range whatever it is given: a range relative to
+	// now ("24h") resolves to another time on every call.
+	moved := search(t, m, "deploy", Options{Limit: 5, Cursor: first.Cursor, Bind: "family a", Since: t0.Add(1000 * time.Hour)})
+	if !slices.Equal(hitNames(moved), hitNames(second)) {
+		t.Errorf("with another since, the second page is %v, want %v", hitNames(moved), hitNames(second))
 	}
 	// The last page has no cursor; an empty result neither.
 	if p := search(t, m, "deploy", Options{Limit: 10}); p.Cursor != "" {
