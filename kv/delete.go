@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -48,7 +49,7 @@ func (s *Store) deleteSession(ctx context.Context, db *pebble.DB, scope, id stri
 	defer b.Close()
 	var d Deleted
 
-	ix := s.indexWriter(r, b, scope)
+	ix := s.indexWriter(r, b, scope, time.Time{}) // deletes only: no posting is written
 	prefix := turnsPrefix(scope, id)
 	err = scanRange(ctx, r, prefix, prefixEnd(prefix), func(k, v []byte) (bool, error) {
 		_, _, seq, err := decodeTurnKey(k)

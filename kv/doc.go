@@ -68,7 +68,7 @@
 // With Store.Index set, every stored turn has one x entry per term its text (and tool name)
 // holds, written in the batch that stores, replaces or deletes the turn, so index and turns
 // agree after any crash. A posting's value is uvarints: the term's count in the turn, the turn's
-// length in terms, its role as one byte, its time (varint Unix seconds, 0 when unknown) and the
+// length in terms, its role as one byte, its time (varint Unix seconds; a turn the harness gave no time is dated when it was indexed, so time filters keep it) and the
 // scope's stamp when it was first indexed (y's counter: search keeps pages stable with it; a turn
 // replaced in place, as a streamed message grows, keeps its first stamp). y holds the
 // scope's figures for ranking: turns indexed, their lengths summed, the last stamp. m"index"

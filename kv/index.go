@@ -143,6 +143,9 @@ func IndexedText(t *Turn) string {
 // termCounts runs the indexer over a turn: each term's count, and the turn's length.
 func termCounts(ix Indexer, t *Turn, counts map[string]uint64) (length uint64) {
 	clear(counts)
+	if t.Unindexed {
+		return 0
+	}
 	ix.Terms(IndexedText(t), func(term string) {
 		if term == "" || len(term) > MaxTermBytes || strings.IndexByte(term, sep) >= 0 {
 			return
@@ -164,6 +167,9 @@ type indexWriter struct {
 	loaded  bool
 	changed bool
 	counts  map[string]uint64
+	// now dates the postings of turns the harness gave no time: when they were indexed, so that
+	// a search's time filters do not leave them out.
+	now time.Time
 	// removed names, for each turn whose postings remove deleted, one term it was indexed
 	// under: add reads that posting's stamp (the batch is not applied yet) to keep it.
 	removed map[turnRef]string
@@ -177,11 +183,12 @@ type turnRef struct {
 
 // indexWriter returns a writer for scope's postings in b, or nil when turns are not indexed now
 // (no Indexer; or a reindex has not reached the key yet, and will index the turn itself).
-func (s *Store) indexWriter(r pebble.Reader, b *pebble.Batch, scope string) *indexWriter {
+// now is the batch's time (Store.now read once per write).
+func (s *Store) indexWriter(r pebble.Reader, b *pebble.Batch, scope string, now time.Time) *indexWriter {
 	if s.Index == nil {
 		return nil
 	}
-	return &indexWriter{ix: s.Index, r: r, b: b, scope: scope, counts: map[string]uint64{}}
+	return &indexWriter{ix: s.Index, r: r, b: b, scope: scope, counts: map[string]uint64{}, now: now}
 }
 
 // covers reports whether the turn (scope, id, seq) is in the part of the store the index
@@ -236,8 +243,12 @@ func (w *indexWriter) add(id string, t *Turn) error {
 	w.fig.Docs++
 	w.fig.Terms += length
 	w.changed = true
+	at := t.At
+	if at.IsZero() {
+		at = w.now
+	}
 	for term, tf := range w.counts {
-		v := encodePosting(posting{TF: tf, Len: length, Role: t.Role, At: t.At, Stamp: stamp})
+		v := encodePosting(posting{TF: tf, Len: length, Role: t.Role, At: at, Stamp: stamp})
 		if err := w.b.Set(postingKey(w.scope, term, id, t.Seq), v, nil); err != nil {
 			return err
 		}

@@ -203,6 +203,7 @@ func (s *Store) reindexChunk(db *pebble.DB) (more bool, err error) {
 	b := db.NewBatch()
 	defer b.Close()
 	writers := map[string]*indexWriter{}
+	now := s.now()
 	var last []byte
 	turns, size := 0, 0
 	for ok := it.First(); ok && turns < reindexChunkTurns && size < reindexChunkBytes; ok = it.Next() {
@@ -220,7 +221,7 @@ func (s *Store) reindexChunk(db *pebble.DB) (more bool, err error) {
 		}
 		w := writers[scope]
 		if w == nil {
-			w = s.indexWriter(db, b, scope)
+			w = s.indexWriter(db, b, scope, now)
 			writers[scope] = w
 		}
 		if err := w.add(id, &t); err != nil {

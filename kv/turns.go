@@ -103,7 +103,8 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 	sess := prev
 	b := db.NewBatch()
 	defer b.Close()
-	ix := s.indexWriter(r, b, scope)
+	now := s.now()
+	ix := s.indexWriter(r, b, scope, now)
 
 	// The last version of a record within turns wins when replacing; the first when skipping.
 	if replace {
@@ -168,7 +169,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 	if pos != nil {
 		sess.Transcript = *pos
 	}
-	if err := putSession(b, &sess, &prev, s.now()); err != nil {
+	if err := putSession(b, &sess, &prev, now); err != nil {
 		return Appended{}, 0, err
 	}
 	if err := ix.flush(); err != nil {
