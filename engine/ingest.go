@@ -174,7 +174,7 @@ func (e *Engine) storeChunk(ctx context.Context, sess kv.Session, p parsedChunk)
 func storedTurns(turns []adapters.Turn) []kv.Turn {
 	out := make([]kv.Turn, 0, len(turns))
 	for _, t := range turns {
-		out = append(out, kv.Turn{SourceID: t.ID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: t.Files, At: t.At})
+		out = append(out, kv.Turn{SourceID: t.ID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: t.Files, At: t.At, Unindexed: adapters.OwnTraffic(t)})
 	}
 	return out
 }

@@ -188,3 +188,24 @@ func TestSearch_PagesWhileDeleting(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_OwnTrafficUnindexed: heirloom's own MCP replies, as Claude Code's transcript keeps
+// them (a tool_result without the tool's name), are stored but never found by a search.
+func TestSearch_OwnTrafficUnindexed(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, nil)
+	result := `{"type":"user","uuid":"r1","timestamp":"2026-11-01T10:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":[{"type":"text","text":"[heirloom session_search] 1 turn matches \"QZXV\":\n[1] session T · turn 4 · user\n    the **QZXV** codename"}]}]}}`
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "What did the other session call it?"), result, cct.AssistantLine("a1", "It is QZXV."))
+	mustHook(t, e, cct.Event(tr, "S", "Stop", nil))
+	turns, err := e.Store.Turns(t.Context(), "default", "S", 0, 0)
+	if err != nil || len(turns) != 3 || !turns[1].Unindexed || turns[0].Unindexed || turns[2].Unindexed {
+		t.Fatalf("stored turns %+v, %v: want three, the tool result unindexed", turns, err)
+	}
+	res, err := e.Search(t.Context(), engine.SearchQuery{Query: "QZXV"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 || res.Hits[0].Turn != 2 {
+		t.Errorf("hits %+v: want only the assistant's own turn 2", res.Hits)
+	}
+}

@@ -58,6 +58,8 @@ type turnValue struct {
 	Tool     string    `json:"tool,omitempty"`
 	Files    []string  `json:"files,omitempty"`
 	At       time.Time `json:"at,omitzero"`
+
+	Unindexed bool `json:"unindexed,omitempty"`
 }
 
 func encodeSession(s *Session) ([]byte, error) {
@@ -111,7 +113,7 @@ func decodeSession(b []byte) (Session, error) {
 
 func encodeTurn(t *Turn) ([]byte, error) {
 	b, err := json.Marshal(turnValue{
-		SourceID: t.SourceID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: t.Files, At: t.At,
+		SourceID: t.SourceID, Role: t.Role, Text: t.Text, Tool: t.Tool, Files: t.Files, At: t.At, Unindexed: t.Unindexed,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode turn %d: %w", t.Seq, err)
@@ -125,7 +127,7 @@ func decodeTurn(seq uint64, b []byte) (Turn, error) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return Turn{}, fmt.Errorf("decode turn %d: %w", seq, err)
 	}
-	return Turn{Seq: seq, SourceID: v.SourceID, Role: v.Role, Text: v.Text, Tool: v.Tool, Files: v.Files, At: v.At}, nil
+	return Turn{Seq: seq, SourceID: v.SourceID, Role: v.Role, Text: v.Text, Tool: v.Tool, Files: v.Files, At: v.At, Unindexed: v.Unindexed}, nil
 }
 
 // encodeUint and decodeUint store plain numbers: the schema version and the Seq that a

@@ -15,6 +15,9 @@ type Turn struct {
 	Tool     string    // the tool's name, for tool calls and results
 	Files    []string  // file paths the record's tool calls touched
 	At       time.Time // when the harness wrote it; zero when unknown
+	// Unindexed keeps the turn out of the search index (heirloom's own MCP traffic: an agent's
+	// searches must not find their own queries and results). It is stored and read back.
+	Unindexed bool
 }
 
 // Validate reports the first problem with t.

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/inject"
 )
 
 // MCP: the pull path's tools for agents, on the official go-sdk. Every tool answers through a
@@ -25,6 +28,7 @@ import (
 const mcpInstructions = `heirloom records every coding-agent session on this machine (Claude Code, OpenCode, OpenClaw, Codex), running or finished: prompts, replies, tool calls, sub-agent runs. Use session_search when you need something your context does not hold: what a parent agent or an earlier session found, decided or ran. A block "## Inherited from Parent Session" names your parent's session key; pass it as "session" to search that session and its sub-agents only.`
 
 // Tool names, as DESIGN §4 lists them.
+// They are adapters.MCPTools, named for this package's readers.
 const (
 	ToolSessionSearch     = "session_search"
 	ToolSessionTranscript = "session_transcript"
@@ -44,6 +48,9 @@ const (
 	mcpRunsDefault       = 20
 	mcpRunsMax           = 100
 	mcpRunTextChars      = 1500 // a run's task prompt and result in subagent_runs
+	// mcpReplyChars bounds one tool reply's text, about 10,000 tokens: a transcript page ends
+	// early at it, other texts are cut; a JSON reply over it is refused with what to ask instead.
+	mcpReplyChars = 40000
 )
 
 // NewMCPServer returns heirloom's MCP server: the five tools, answering through c. version is
@@ -59,12 +66,12 @@ func NewMCPServer(c *Client, version string) *mcp.Server {
 		Name: ToolSessionSearch,
 		Description: `Full-text search over every recorded coding-agent session, running or finished: user prompts, assistant replies, tool calls and results. Words are ANDed; "a OR b"; "\"exact phrase\""; "-word" excludes; "pre*" matches words starting with pre. Code identifiers match by their parts: WithCancel finds context.WithCancel, header finds parse_ledger_header and ledger/header.go. ` +
 			`Pass "session" (for example your parent's session key from the inherited block) to search that session and its sub-agents only. ` +
-			`Hits come best first (BM25), each with its session, turn number and a snippet, matched words in **bold**; read the turns around a hit with session_transcript (from = turn - 2). Secrets are redacted.`,
+			`Hits come best first (BM25), each with its session, turn number and a snippet, matched words in **bold**; each hit says how to read the turns around it with session_transcript. Secrets are redacted.`,
 		Annotations: readOnly("Search agent sessions"),
 	}, t.search)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ToolSessionTranscript,
-		Description: `Read a session's transcript in order, a page of turns starting at turn "from" (0 is the first). Use it after session_search to read around a hit, or to read what your parent session did. A running session is read as far as it has been recorded. Long turns are cut to turn_chars characters (say so to read more). Secrets are redacted.`,
+		Description: `Read a session's transcript in order, a page of turns starting at turn "from" (0 is the first). Use it after session_search to read around a hit (each hit says which "from" to use), or to read what your parent session did. A running session is read as far as it has been recorded. Long turns are cut to turn_chars characters (ask for more to read more), and a page ends early past about 40,000 characters, saying where the next starts. Secrets are redacted.`,
 		Annotations: readOnly("Read a session's transcript"),
 	}, t.transcript)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -76,7 +83,8 @@ func NewMCPServer(c *Client, version string) *mcp.Server {
 		Name: ToolSessionDigest,
 		Description: `Write a checkpoint of a session in your own words, so that it survives compaction and a later session in the same project can pick it up: a summary of where the work stands, decisions made, constraints that must keep holding, and next steps. ` +
 			`Decisions and constraints add to the session's (they are kept for every later checkpoint); the summary and next steps replace the previous ones. Returns the checkpoint as heirloom will re-inject it.`,
-		Annotations: &mcp.ToolAnnotations{Title: "Checkpoint a session", ReadOnlyHint: false, DestructiveHint: new(false), IdempotentHint: false, OpenWorldHint: new(false)},
+		// Destructive: a new objective replaces the session's, and a summary the previous one.
+		Annotations: &mcp.ToolAnnotations{Title: "Checkpoint a session", ReadOnlyHint: false, DestructiveHint: new(true), IdempotentHint: false, OpenWorldHint: new(false)},
 	}, t.digest)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ToolSubagentRuns,
@@ -111,7 +119,10 @@ func (nopWriteCloser) Close() error { return nil }
 // keeps working across sidecar restarts), JSON replies rather than event streams. The tools
 // call the server's own routes in process.
 func (s *Server) mcpHandler(routes http.Handler) http.Handler {
-	c := &Client{URL: "http://heirloom.internal", Timeout: 30 * time.Second, HTTP: &http.Client{Transport: handlerTransport{routes}}}
+	c := &Client{URL: "http://heirloom.internal", Timeout: 30 * time.Second, HTTP: &http.Client{
+		Transport:     handlerTransport{routes},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 	srv := NewMCPServer(c, s.Version)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
@@ -166,9 +177,24 @@ type mcpTools struct{ c *Client }
 func toolError(err error) error {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
+		if apiErr.Code == ECodeUnauthorized {
+			return errors.New(apiErr.Message + ": heirloom needs its token (HEIRLOOM_TOKEN in the environment of heirloom mcp, or the Authorization header of this MCP server's entry)")
+		}
 		return errors.New(apiErr.Message)
 	}
 	return err
+}
+
+// checkKey refuses a session key that cannot name a session in a URL path ("." and "..",
+// which a path would resolve).
+func checkKey(name, key string) error {
+	switch key {
+	case "":
+		return fmt.Errorf("%s is required: a session key", name)
+	case ".", "..":
+		return fmt.Errorf("%s %q: not a session key", name, key)
+	}
+	return nil
 }
 
 // SearchInput is session_search's input.
@@ -214,7 +240,7 @@ func (t mcpTools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchI
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return textResult(in.Format, raw, func() (string, error) { return renderHits(in.Query, reply), nil })
+	return textResult(ToolSessionSearch, in.Format, raw, func() (string, error) { return renderHits(in.Query, reply), nil })
 }
 
 // TranscriptInput is session_transcript's input.
@@ -224,15 +250,15 @@ type TranscriptInput struct {
 	Limit     int    `json:"limit,omitempty" jsonschema:"turns to read, 1 to 100 (default 20)"`
 	TurnChars int    `json:"turn_chars,omitempty" jsonschema:"cut each turn's text to this many characters, 100 to 20000 (default 2000)"`
 	Scope     string `json:"scope,omitempty" jsonschema:"the memory scope; the sidecar's by default"`
-	Format    string `json:"format,omitempty" jsonschema:"text (default) or json (the REST API's reply, uncut)"`
+	Format    string `json:"format,omitempty" jsonschema:"text (default) or json (the REST API's reply: turns uncut, refused past 40000 characters in all)"`
 }
 
 func (t mcpTools) transcript(ctx context.Context, _ *mcp.CallToolRequest, in TranscriptInput) (*mcp.CallToolResult, any, error) {
 	if err := checkFormat(in.Format); err != nil {
 		return nil, nil, err
 	}
-	if in.Session == "" {
-		return nil, nil, errors.New("session is required: a session key")
+	if err := checkKey("session", in.Session); err != nil {
+		return nil, nil, err
 	}
 	if in.From < 0 {
 		return nil, nil, fmt.Errorf("from %d: want a turn number from 0", in.From)
@@ -257,7 +283,7 @@ func (t mcpTools) transcript(ctx context.Context, _ *mcp.CallToolRequest, in Tra
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return textResult(in.Format, raw, func() (string, error) { return renderTranscript(in.Session, uint64(in.From), reply, chars), nil })
+	return textResult(ToolSessionTranscript, in.Format, raw, func() (string, error) { return renderTranscript(in.Session, uint64(in.From), reply, chars), nil })
 }
 
 // SessionInput is session_lineage's input.
@@ -271,15 +297,15 @@ func (t mcpTools) lineage(ctx context.Context, _ *mcp.CallToolRequest, in Sessio
 	if err := checkFormat(in.Format); err != nil {
 		return nil, nil, err
 	}
-	if in.Session == "" {
-		return nil, nil, errors.New("session is required: a session key")
+	if err := checkKey("session", in.Session); err != nil {
+		return nil, nil, err
 	}
 	var reply LineageReply
 	raw, err := t.c.Get(ctx, "/api/sessions/"+url.PathEscape(in.Session)+"/lineage", scopeQuery(in.Scope), &reply)
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return textResult(in.Format, raw, func() (string, error) { return renderLineage(reply), nil })
+	return textResult(ToolSessionLineage, in.Format, raw, func() (string, error) { return renderLineage(reply), nil })
 }
 
 // DigestInput is session_digest's input.
@@ -298,8 +324,8 @@ func (t mcpTools) digest(ctx context.Context, _ *mcp.CallToolRequest, in DigestI
 	if err := checkFormat(in.Format); err != nil {
 		return nil, nil, err
 	}
-	if in.Session == "" {
-		return nil, nil, errors.New("session is required: the key of the session to checkpoint")
+	if err := checkKey("session", in.Session); err != nil {
+		return nil, nil, err
 	}
 	body, err := json.Marshal(CheckpointRequest{
 		Decisions: in.Decisions, Constraints: in.Constraints, Objective: in.Objective,
@@ -313,7 +339,7 @@ func (t mcpTools) digest(ctx context.Context, _ *mcp.CallToolRequest, in DigestI
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return textResult(in.Format, raw, func() (string, error) {
+	return textResult(ToolSessionDigest, in.Format, raw, func() (string, error) {
 		return fmt.Sprintf("Checkpoint %s written for session %s. After a compaction, and for a new session in its project, heirloom re-injects it as:\n\n%s",
 			reply.ID, reply.Session, reply.Digest), nil
 	})
@@ -352,7 +378,7 @@ func (t mcpTools) runs(ctx context.Context, _ *mcp.CallToolRequest, in RunsInput
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return textResult(in.Format, raw, func() (string, error) { return renderRuns(in, reply), nil })
+	return textResult(ToolSubagentRuns, in.Format, raw, func() (string, error) { return renderRuns(in, reply), nil })
 }
 
 // bounded returns n, def when n is 0, or an error naming the parameter when n is outside 1..max.
@@ -385,15 +411,24 @@ func checkFormat(format string) error {
 }
 
 // textResult is a tool's reply: the API's raw JSON with format "json", else text (checkFormat
-// accepted format).
-func textResult(format string, raw []byte, text func() (string, error)) (*mcp.CallToolResult, any, error) {
+// accepted format), within mcpReplyChars.
+//
+// Every text reply starts with adapters.ToolReplyMark and the tool's name, so that the copy a
+// harness keeps of it in a transcript is known as heirloom's own and left out of the index.
+func textResult(tool, format string, raw []byte, text func() (string, error)) (*mcp.CallToolResult, any, error) {
 	out := string(bytes.TrimSpace(raw))
+	if format == "json" && len(out) > mcpReplyChars {
+		return nil, nil, fmt.Errorf("the JSON reply is %d bytes, more than a tool reply may hold (%d): ask for fewer (limit), or use format text", len(out), mcpReplyChars)
+	}
 	if format != "json" {
 		s, err := text()
 		if err != nil {
 			return nil, nil, err
 		}
-		out = s
+		if inject.Len(s) > mcpReplyChars {
+			s = inject.Head(s, mcpReplyChars-80) + "\n(The reply was cut here: ask for fewer, with limit.)"
+		}
+		out = adapters.ToolReplyMark + tool + "] " + s
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil, nil
 }

@@ -36,41 +36,50 @@ func renderHits(query string, reply SearchReply) string {
 		if t := oneLineCut(h.Title, 80); t != "" {
 			head = append(head, fmt.Sprintf("%q", t))
 		}
-		fmt.Fprintf(&b, "\n[%d] %s\n    %s\n", i+1, strings.Join(head, " · "), oneLineCut(h.Snippet, 400))
+		fmt.Fprintf(&b, "\n[%d] %s\n    %s\n    around it: session_transcript {\"session\": %q, \"from\": %d}\n", i+1, strings.Join(head, " · "), oneLineCut(h.Snippet, 400), h.Session, h.Turn-min(h.Turn, 2))
 	}
-	b.WriteString("\nRead around a hit: session_transcript with its session and from = turn - 2.")
 	if reply.Cursor != "" {
 		fmt.Fprintf(&b, "\nMore hits: call session_search again with the same query and \"cursor\": %q.", reply.Cursor)
 	}
 	return b.String()
 }
 
-// renderTranscript renders a page of turns, each text cut to chars.
+// renderTranscript renders a page of turns, each text cut to chars, the whole page to about
+// mcpReplyChars: past that the page ends early and says where the next one starts.
 func renderTranscript(session string, from uint64, reply TranscriptReply, chars int) string {
 	var b strings.Builder
 	if len(reply.Turns) == 0 {
 		fmt.Fprintf(&b, "Session %s has no turns from turn %d (none recorded yet, or the transcript ends before it).", session, from)
 		return b.String()
 	}
-	first, last := reply.Turns[0].Seq, reply.Turns[len(reply.Turns)-1].Seq
-	fmt.Fprintf(&b, "Session %s, turns %d to %d:\n", session, first, last)
-	for _, t := range reply.Turns {
+	first, last := reply.Turns[0].Seq, reply.Turns[0].Seq
+	var body strings.Builder
+	next := reply.Next
+	for i, t := range reply.Turns {
 		role := t.Role
 		if t.Tool != "" {
 			role += " " + t.Tool
 		}
 		text := t.Text
 		if text == "" && len(t.Files) > 0 {
-			text = strings.Join(t.Files, ", ")
+			text = inject.Redact(strings.Join(t.Files, ", "))
 		}
 		if n := inject.Len(text); n > chars {
-			cut := inject.Head(text, chars)
+			cut := strings.TrimSuffix(inject.Head(text, chars), " […]")
 			text = fmt.Sprintf("%s … [cut: %d more characters; ask with a larger turn_chars]", cut, n-inject.Len(cut))
 		}
-		fmt.Fprintf(&b, "\n[%d] %s: %s\n", t.Seq, role, text)
+		line := fmt.Sprintf("\n[%d] %s: %s\n", t.Seq, role, text)
+		if i > 0 && body.Len()+len(line) > mcpReplyChars {
+			seq := t.Seq
+			next = &seq
+			break
+		}
+		last = t.Seq
+		body.WriteString(line)
 	}
-	if reply.Next != nil {
-		fmt.Fprintf(&b, "\nMore turns: session_transcript with \"from\": %d.", *reply.Next)
+	fmt.Fprintf(&b, "Session %s, turns %d to %d:\n%s", session, first, last, body.String())
+	if next != nil {
+		fmt.Fprintf(&b, "\nMore turns: session_transcript with \"from\": %d.", *next)
 	} else {
 		b.WriteString("\nThat is the last turn recorded so far.")
 	}
@@ -179,13 +188,9 @@ func renderRuns(in RunsInput, reply RunsReply) string {
 }
 
 // oneLineCut puts s on one line (runs of white space become one space) and cuts it to max
-// characters at a word boundary, marking the cut.
+// UTF-16 units at a word boundary, marking the cut once (" […]").
 func oneLineCut(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if inject.Len(s) <= max {
-		return s
-	}
-	return inject.Head(s, max-1) + "…"
+	return inject.Head(strings.Join(strings.Fields(s), " "), max)
 }
 
 func firstNonEmpty(ss ...string) string {

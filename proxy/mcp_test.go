@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -110,8 +111,22 @@ func TestMCP_Tools(t *testing.T) {
 			}
 		}
 	})
+	t.Run("OwnRepliesUnindexed", func(t *testing.T) {
+		// A reply of heirloom's tools, as a harness's transcript keeps it, is stored and readable
+		// but never a hit: an agent's searches do not find their own results.
+		appendTurns(t, s, "o", kv.Turn{Role: "tool", Text: "[heirloom session_search] 1 turn matches \"OWNMARK\"", Unindexed: true})
+		if text := mustCall(t, cs, "session_search", map[string]any{"query": "OWNMARK"}); !strings.HasPrefix(text, "[heirloom session_search] No turns match") {
+			t.Errorf("search for a word only heirloom's own reply holds: %q", text)
+		}
+		if text := mustCall(t, cs, "session_transcript", map[string]any{"session": "o"}); !strings.Contains(text, "OWNMARK") {
+			t.Errorf("the reply is not in the transcript: %q", text)
+		}
+	})
 	t.Run("Search", func(t *testing.T) {
 		text := mustCall(t, cs, "session_search", map[string]any{"query": "WithCancel"})
+		if !strings.HasPrefix(text, "[heirloom session_search] ") {
+			t.Errorf("the reply does not start with heirloom's mark: %q", text)
+		}
 		for _, want := range []string{"1 turn matches", "session r:a", "turn 0", "assistant", "WithCancel**", "session_transcript"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("reply lacks %q:\n%s", want, text)
@@ -158,6 +173,42 @@ func TestMCP_Tools(t *testing.T) {
 		text = mustCall(t, cs, "session_transcript", map[string]any{"session": "r:a", "turn_chars": 200})
 		if strings.Contains(text, fakeToken) || !strings.Contains(text, inject.Redacted) || !strings.Contains(text, "[cut: ") || !strings.Contains(text, "last turn recorded") {
 			t.Errorf("cut, redacted last page:\n%s", text)
+		}
+	})
+	t.Run("Bounds", func(t *testing.T) {
+		// A hit at turn 0 says to read from 0, never from a negative turn.
+		text := mustCall(t, cs, "session_search", map[string]any{"query": "WithCancel"})
+		if !strings.Contains(text, `session_transcript {"session": "r:a", "from": 0}`) {
+			t.Errorf("the hit does not say where to read around it:\n%s", text)
+		}
+		// A page of long turns ends early, within the reply's bound, and says where to go on.
+		var long []kv.Turn
+		for i := range 60 {
+			long = append(long, kv.Turn{Role: "assistant", Text: fmt.Sprintf("turn %d ", i) + strings.Repeat("word ", 1000)})
+		}
+		appendTurns(t, s, "o", long...)
+		text = mustCall(t, cs, "session_transcript", map[string]any{"session": "o", "limit": 100, "turn_chars": 5000})
+		if n := len(text); n > 41000 || !strings.Contains(text, `More turns: session_transcript with "from": `) {
+			t.Errorf("a page of 60 long turns: %d bytes, tail %q", n, text[max(0, len(text)-120):])
+		}
+		if text, isErr := call(t, cs, "session_transcript", map[string]any{"session": "o", "limit": 100, "format": "json"}); !isErr || !strings.Contains(text, "ask for fewer") {
+			t.Errorf("an oversized JSON page: error %v %q", isErr, text[:min(len(text), 200)])
+		}
+		// Pages of a search with a relative time range: the cursor keeps the first page's range.
+		first := mustCall(t, cs, "session_search", map[string]any{"query": "ledger", "since": "8760h", "limit": 1})
+		_, cursor, ok := strings.Cut(first, `"cursor": "`)
+		if !ok {
+			t.Fatalf("no cursor on a first page of one, since a year ago:\n%s", first)
+		}
+		cursor, _, _ = strings.Cut(cursor, `"`)
+		if text := mustCall(t, cs, "session_search", map[string]any{"query": "ledger", "since": "8760h", "limit": 1, "cursor": cursor}); !strings.Contains(text, "[1] session") {
+			t.Errorf("the second page, since a year ago: %q", text)
+		}
+		// Keys a URL path would resolve are refused, not sent elsewhere.
+		for _, key := range []string{".", ".."} {
+			if text, isErr := call(t, cs, "session_lineage", map[string]any{"session": key}); !isErr || !strings.Contains(text, "not a session key") {
+				t.Errorf("session %q: error %v %q", key, isErr, text)
+			}
 		}
 	})
 	t.Run("Lineage", func(t *testing.T) {
@@ -220,6 +271,8 @@ func TestMCP_Tools(t *testing.T) {
 			{"session_lineage", map[string]any{"session": "nope"}, "not found"},
 			{"session_digest", map[string]any{"session": "nope", "summary": "x"}, "not found"},
 			{"subagent_runs", map[string]any{}, "session or root is required"},
+			{"session_digest", map[string]any{"session": "r", "summary": strings.Repeat("x", 5000)}, "summary: 5000 characters, at most 4000"},
+			{"session_digest", map[string]any{"session": "r", "decisions": []string{"ok", strings.Repeat("y", 1001)}}, "decisions[1]: 1001 characters"},
 		} {
 			text, isErr := call(t, cs, tt.tool, tt.args)
 			if !isErr || !strings.Contains(text, tt.want) {
