@@ -43,8 +43,12 @@ type Statements struct {
 
 // Checkpoint keeps st on session key of scope (its objective replaced when one is given) and
 // writes a checkpoint with trigger (kv.TriggerAgent or kv.TriggerExplicit). It returns an
-// error wrapping kv.ErrNotFound when the session is not stored.
+// error wrapping kv.ErrNotFound when the session is not stored, and an *InvalidError for
+// statements past their bounds (statements.go).
 func (e *Engine) Checkpoint(ctx context.Context, scope, key, trigger string, st Statements) (kv.Checkpoint, error) {
+	if err := st.check(); err != nil {
+		return kv.Checkpoint{}, err
+	}
 	unlock := e.locks.lock(lockKey(scope, key))
 	defer unlock()
 	_, err := e.Store.UpdateSession(ctx, scope, key, func(sess *kv.Session, exists bool) error {
