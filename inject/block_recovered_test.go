@@ -96,6 +96,11 @@ func TestRecoveredBlock_Empty(t *testing.T) {
 			t.Errorf("RecoveredBlock(%+v) = %q, want \"\"", c, got)
 		}
 	}
+	// An agent's own checkpoint holding only its summary and next steps is not empty.
+	agent := kv.Checkpoint{SessionID: "s", Trigger: kv.TriggerAgent, CreatedAt: now, Digest: kv.Digest{Summary: "Invoices on v2.", NextSteps: []string{"Port credit notes."}}}
+	if got := inject.RecoveredBlock(agent, false, now, 0); !strings.Contains(got, "Summary: Invoices on v2.") || !strings.Contains(got, "- Port credit notes.") {
+		t.Errorf("a summary-only checkpoint recovers as %q", got)
+	}
 	// Too small for the heading and any of the From line.
 	c := kv.Checkpoint{SessionID: "s", Digest: kv.Digest{Objective: "o"}}
 	if got := inject.RecoveredBlock(c, true, now, inject.Len(inject.RecoveredHeading)+3); got != "" {

@@ -285,10 +285,10 @@ func digestEmpty(d kv.Digest) bool {
 			return false
 		}
 	}
-	for _, s := range slices.Concat(d.Prompts, d.Files) {
+	for _, s := range slices.Concat(d.Prompts, d.Files, d.NextSteps) {
 		if !blank(s) {
 			return false
 		}
 	}
-	return blank(d.Objective) && blank(d.LastAssistant) && len(d.OpenRuns) == 0 && len(d.FinishedRuns) == 0
+	return blank(d.Objective) && blank(d.Summary) && blank(d.LastAssistant) && len(d.OpenRuns) == 0 && len(d.FinishedRuns) == 0
 }
