@@ -111,8 +111,9 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 func installMCP(env adapters.InstallEnv, opts MCPOptions) error {
 	res, err := InstallMCP(opts)
 	switch {
-	case errors.Is(err, jsonconfig.ErrNotStrictJSON):
-		fmt.Fprintf(env.Stderr, "warning: %s is not strict JSON, so heirloom leaves it alone; register the MCP server with:\n  claude mcp add -s user --transport http %s %s\n", res.Path, MCPServerName, strings.TrimRight(opts.URL, "/")+"/mcp")
+	case errors.Is(err, jsonconfig.ErrNotStrictJSON), errors.Is(err, jsonconfig.ErrEmptyFile), errors.Is(err, jsonconfig.ErrChanged):
+		// Claude Code rewrites this file as it runs: rather than risk its state, say how to do it.
+		fmt.Fprintf(env.Stderr, "warning: %v; heirloom leaves it alone. Run `heirloom install claude-code` again, or register the MCP server with:\n  claude mcp add -s user --transport http %s %s\n", err, MCPServerName, strings.TrimRight(opts.URL, "/")+"/mcp")
 		return nil
 	case err != nil:
 		return err

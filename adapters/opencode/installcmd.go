@@ -18,6 +18,9 @@ func installMCP(env adapters.InstallEnv, opts MCPOptions) (bool, error) {
 	case errors.Is(err, jsonconfig.ErrNotStrictJSON):
 		fmt.Fprintf(env.Stderr, "warning: %s has comments, so heirloom leaves it alone; add this under \"mcp\" yourself:\n\"%s\": %s\n", res.Path, MCPServerName, res.Entry)
 		return false, nil
+	case errors.Is(err, jsonconfig.ErrEmptyFile), errors.Is(err, jsonconfig.ErrChanged):
+		fmt.Fprintf(env.Stderr, "warning: %v; heirloom leaves it alone. Run `heirloom install opencode` again, or add this under \"mcp\" yourself:\n\"%s\": %s\n", err, MCPServerName, res.Entry)
+		return false, nil
 	case err != nil:
 		return false, err
 	case opts.DryRun && res.Changed:
@@ -54,7 +57,7 @@ func (Installer) Install(_ context.Context, args []string, env adapters.InstallE
 		return err
 	}
 	// Install says what it did (or would do) on Out.
-	res, err := Install(InstallOptions{Project: project, DryRun: dryRun, Out: env.Stdout})
+	res, err := Install(InstallOptions{Project: project, ConfigHome: env.Getenv("XDG_CONFIG_HOME"), DryRun: dryRun, Out: env.Stdout})
 	if err != nil {
 		return err
 	}

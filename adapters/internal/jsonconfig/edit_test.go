@@ -2,6 +2,7 @@ package jsonconfig_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,58 @@ func TestEdit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEdit_Races: an empty file (a harness mid-rewrite) is refused, not read as {}; a file its
+// harness writes while Edit works is read again and the harness's write kept; a BOM is kept.
+func TestEdit_Races(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	os.WriteFile(path, nil, 0o600)
+	if _, err := jsonconfig.Edit(path, false, 0o600, now, setServer); !errors.Is(err, jsonconfig.ErrEmptyFile) {
+		t.Errorf("empty file: %v, want ErrEmptyFile", err)
+	}
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Errorf("the empty file was written: %q", b)
+	}
+
+	os.WriteFile(path, []byte(`{"a": 1}`), 0o600)
+	calls := 0
+	res, err := jsonconfig.Edit(path, false, 0o600, now, func(root *jsonconfig.Object) error {
+		calls++
+		if calls == 1 { // the harness writes its own change meanwhile
+			os.WriteFile(path, []byte(`{"a": 1, "theirs": true}`), 0o600)
+		}
+		return setServer(root)
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("edit racing a write: %v after %d attempts", err, calls)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"theirs": true`) || !strings.Contains(string(b), "heirloom") {
+		t.Errorf("after the race the file holds %s: want both changes", b)
+	}
+	if b, _ := os.ReadFile(res.Backup); string(b) != `{"a": 1, "theirs": true}` {
+		t.Errorf("backup %q", b)
+	}
+
+	always := 0
+	os.WriteFile(path, []byte(`{"a": 1}`), 0o600)
+	_, err = jsonconfig.Edit(path, false, 0o600, now, func(root *jsonconfig.Object) error {
+		always++
+		os.WriteFile(path, []byte(fmt.Sprintf(`{"n": %d}`, always)), 0o600)
+		return setServer(root)
+	})
+	if !errors.Is(err, jsonconfig.ErrChanged) {
+		t.Errorf("a file that never stops changing: %v, want ErrChanged", err)
+	}
+
+	os.WriteFile(path, []byte("\xef\xbb\xbf{\"a\": 1}"), 0o600)
+	if _, err := jsonconfig.Edit(path, false, 0o600, now, setServer); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), "\xef\xbb\xbf{") {
+		t.Errorf("the BOM was dropped: %q", b[:min(len(b), 10)])
+	}
 }
 
 func TestObjectDelete(t *testing.T) {
