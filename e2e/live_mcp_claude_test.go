@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,13 +110,7 @@ func TestLiveMCPClaude(t *testing.T) {
 	}
 }
 
-// onceCloser closes a channel once, from any goroutine.
-type onceCloser struct{ done chan struct{} }
+// onceCloser closes a channel once, however many goroutines ask.
+type onceCloser struct{ once sync.Once }
 
-func (o *onceCloser) close(ch chan struct{}) {
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
-}
+func (o *onceCloser) close(ch chan struct{}) { o.once.Do(func() { close(ch) }) }

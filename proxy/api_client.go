@@ -27,6 +27,15 @@ type Client struct {
 	HTTP *http.Client
 }
 
+// localHTTP is the HTTP client of Clients that set none: one, so that its connections are
+// reused across calls (`heirloom mcp` makes many), ignoring proxy settings since the sidecar is
+// local, and following no redirect (the API answers none; a path a key made the router clean
+// must not be sent elsewhere).
+var localHTTP = &http.Client{
+	Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
 // NotRunningError is returned by Client calls when nothing answers at URL.
 type NotRunningError struct {
 	URL string
@@ -92,7 +101,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	}
 	client := c.HTTP
 	if client == nil {
-		client = &http.Client{Transport: &http.Transport{Proxy: nil}}
+		client = localHTTP
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -71,9 +71,11 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		switch {
 		case sw.status >= 500:
 			s.Logger.Error("request", args...)
-		case route == "/mcp" && r.Method == http.MethodGet && sw.status == http.StatusMethodNotAllowed:
+		case route == "/mcp" && r.Method == http.MethodGet && sw.status == http.StatusMethodNotAllowed,
+			strings.HasPrefix(r.URL.Path, "/.well-known/") && sw.status == http.StatusNotFound:
 			// An MCP client asking for a server-sent event stream, which a stateless server has
-			// none of: the protocol's expected answer, not a problem.
+			// none of, or looking for OAuth metadata, which it has none of: the protocol's
+			// expected answers, not problems.
 			s.Logger.Debug("request", args...)
 		case sw.status >= 400:
 			s.Logger.Warn("request", args...)
