@@ -20,6 +20,7 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
+	"github.com/heirloom-dev/heirloom/condense"
 	"github.com/heirloom-dev/heirloom/config"
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -120,7 +121,21 @@ func engineConfig(cfg config.Config) engine.Config {
 	c.Checkpoints.Retention = cfg.Checkpoints.Retention
 	c.Checkpoints.Keep = cfg.Checkpoints.Keep
 	c.Checkpoints.RecoveryWindow = cfg.Recovery.Window
+	c.Runs = engine.Runs{
+		WatchdogTimeout: cfg.Runs.WatchdogTimeout, GhostGrace: cfg.Runs.GhostGrace,
+		ResultRetention: cfg.Runs.ResultRetention, MaxResultTokens: cfg.Runs.MaxResultTokens,
+		CondenseTimeout: cfg.Condense.Timeout,
+	}
 	return c
+}
+
+// condenser builds the level-2 condenser cfg configures; nil (no level 2) when condense.url is
+// empty.
+func condenser(cfg config.Condense) engine.Condenser {
+	if cfg.URL == "" {
+		return nil
+	}
+	return &condense.Client{URL: cfg.URL, Model: cfg.Model, Token: cfg.Token, Timeout: cfg.Timeout}
 }
 
 // Run opens the store, the engine and the server, then starts following the streaming
@@ -144,6 +159,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	eng.Harnesses = m.Harnesses
 	eng.Logger = m.Logger.Named("engine")
 	eng.Config = engineConfig(cfg)
+	eng.Condenser = condenser(cfg.Condense)
 	if m.Streams, eng.Describers, err = m.buildStreams(streamTargets(cfg), eng); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
+	"github.com/heirloom-dev/heirloom/condense"
 	"github.com/heirloom-dev/heirloom/config"
 )
 
@@ -84,5 +85,24 @@ func TestServe_Streams(t *testing.T) {
 	}
 	if d := m.Engine.Describers[opencode.Harness]; d != nil {
 		t.Errorf("engine describers: got %v for OpenCode, whose client describes nothing", d)
+	}
+}
+
+// TestServe_Runs: the runs.* and condense.* keys reach the engine, and a condenser is built only
+// when condense.url is set.
+func TestServe_Runs(t *testing.T) {
+	cfg := config.Default(t.TempDir(), "")
+	cfg.Runs = config.Runs{WatchdogTimeout: time.Hour, GhostGrace: time.Minute, ResultRetention: 2 * time.Hour, MaxResultTokens: 100}
+	cfg.Condense.Timeout = 3 * time.Second
+	c := engineConfig(cfg)
+	if r := c.Runs; r.WatchdogTimeout != time.Hour || r.GhostGrace != time.Minute || r.ResultRetention != 2*time.Hour || r.MaxResultTokens != 100 || r.CondenseTimeout != 3*time.Second {
+		t.Errorf("engine runs config: %+v", r)
+	}
+	if got := condenser(cfg.Condense); got != nil {
+		t.Errorf("no condense.url: got condenser %#v, want none", got)
+	}
+	cfg.Condense.URL, cfg.Condense.Model = "http://127.0.0.1:11434/v1", "m"
+	if got, ok := condenser(cfg.Condense).(*condense.Client); !ok || got.URL != cfg.Condense.URL || got.Model != "m" || got.Timeout != 3*time.Second {
+		t.Errorf("condenser: got %#v", got)
 	}
 }

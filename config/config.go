@@ -54,6 +54,14 @@ type Config struct {
 	// Spawn configures what heirloom allows when a session spawns a sub-agent.
 	Spawn Spawn `koanf:"spawn"`
 
+	// Runs configures the lifecycle of sub-agent runs: the sweeps, result retention and
+	// condensation.
+	Runs Runs `koanf:"runs"`
+
+	// Condense configures level-2 condensation: an OpenAI-compatible endpoint that summarises
+	// long results.
+	Condense Condense `koanf:"condense"`
+
 	// Checkpoints configures when session checkpoints are taken and how long they are kept.
 	Checkpoints Checkpoints `koanf:"checkpoints"`
 
@@ -117,6 +125,48 @@ type Spawn struct {
 	// Mode is enforce (a spawn past a limit is refused: the model reads the reason as the
 	// tool's error) or observe (it is recorded and reported, never refused). Default enforce.
 	Mode string `koanf:"mode"`
+}
+
+// Runs configures the lifecycle of sub-agent runs after their spawn. heirloom only ends its own
+// records: it never stops a harness's agent.
+type Runs struct {
+	// WatchdogTimeout: a run running longer than this ends as watchdog_timeout. Default 30m;
+	// it must be > 0.
+	WatchdogTimeout time.Duration `koanf:"watchdog_timeout"`
+
+	// GhostGrace: a pending run whose sub-agent has not started this long after the spawn ends
+	// as ghost_sweep, as does a running run whose parent session ended this long ago (at most
+	// a minute). Default 10m; it must be > 0.
+	GhostGrace time.Duration `koanf:"ghost_grace"`
+
+	// ResultRetention is how long a finished run keeps its full result before it is swept to
+	// its condensed form. Default 24h; it must be > 0.
+	ResultRetention time.Duration `koanf:"result_retention"`
+
+	// MaxResultTokens is the most estimated tokens (4 characters each) a result may have to be
+	// surfaced whole; a longer one is condensed. Default 4000; it must be > 0.
+	MaxResultTokens int `koanf:"max_result_tokens"`
+}
+
+// Condense configures level-2 condensation. With URL and Model set, a result longer than
+// runs.max_result_tokens is summarised once, in the background, by that model; without them,
+// or when the call fails, it is condensed to its head and tail (level 3).
+type Condense struct {
+	// URL is the base URL of an OpenAI-compatible API, e.g. "http://127.0.0.1:11434/v1"
+	// (heirloom POSTs URL/chat/completions), or the chat-completions URL itself. Default
+	// empty: no level 2.
+	URL string `koanf:"url"`
+
+	// Model is the model to ask. Required with URL.
+	Model string `koanf:"model"`
+
+	// Token, when set, is sent as "Authorization: Bearer <token>". Default empty; set it with
+	// HEIRLOOM_CONDENSE__TOKEN rather than in a file.
+	Token string `koanf:"token"`
+
+	// Timeout bounds one summary; past it the result is condensed at level 3. Default 30s; it
+	// must be > 0.
+	Timeout time.Duration `koanf:"timeout"`
 }
 
 // Checkpoints configures session checkpoints.
@@ -274,6 +324,13 @@ func Default(home, xdgDataHome string) Config {
 			Keep:         eng.Checkpoints.Keep,
 		},
 		Recovery: Recovery{Window: eng.Checkpoints.RecoveryWindow},
+		Runs: Runs{
+			WatchdogTimeout: eng.Runs.WatchdogTimeout,
+			GhostGrace:      eng.Runs.GhostGrace,
+			ResultRetention: eng.Runs.ResultRetention,
+			MaxResultTokens: eng.Runs.MaxResultTokens,
+		},
+		Condense: Condense{Timeout: eng.Runs.CondenseTimeout},
 		Adapters: Adapters{ClaudeCode: ClaudeCode{
 			MaxContextChars: eng.MaxContextChars,
 			TranscriptRoots: []string{expandHome(defaultTranscriptRoot, home)},

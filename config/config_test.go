@@ -21,6 +21,10 @@ func TestDefault(t *testing.T) {
 		},
 		Inherit: config.Inherit{Enabled: true, TailChars: 3000},
 		Spawn:   config.Spawn{MaxDepth: 3, MaxChildren: 10, Mode: "enforce"},
+		Runs: config.Runs{
+			WatchdogTimeout: 30 * time.Minute, GhostGrace: 10 * time.Minute, ResultRetention: 24 * time.Hour, MaxResultTokens: 4000,
+		},
+		Condense: config.Condense{Timeout: 30 * time.Second},
 		Checkpoints: config.Checkpoints{
 			EveryPrompts: 10, Every: 15 * time.Minute, Retention: 7 * 24 * time.Hour, Keep: 3,
 		},

@@ -55,6 +55,18 @@ var docs = map[string]string{
 	"recovery":        "The checkpoint a starting session recovers.",
 	"recovery.window": "How old another session's checkpoint of the project may be to be recovered.",
 
+	"runs":                   "Sub-agent runs after their spawn: heirloom's records only, it never stops an agent.",
+	"runs.watchdog_timeout":  "A run running longer than this ends as watchdog_timeout.",
+	"runs.ghost_grace":       "A pending run no sub-agent started within this, or a running one whose parent ended, ends as ghost_sweep.",
+	"runs.result_retention":  "How long a finished run keeps its full result before it is swept to its condensed form.",
+	"runs.max_result_tokens": "Estimated tokens (4 characters each) a result may have to be shown whole; longer ones are condensed.",
+
+	"condense":         "Level-2 condensation: an OpenAI-compatible model summarises long results (empty url: head and tail instead).",
+	"condense.url":     "Base URL of the API, e.g. http://127.0.0.1:11434/v1 (POST …/chat/completions); empty for none.",
+	"condense.model":   "The model to ask; required with url.",
+	"condense.token":   "Bearer token for the API; empty sends none. Prefer HEIRLOOM_CONDENSE__TOKEN.",
+	"condense.timeout": "How long one summary may take; past it the result is shown as head and tail.",
+
 	"spawn":              "Limits on spawning sub-agents (a top-level session is depth 0, its sub-agents 1).",
 	"spawn.max_depth":    "Deepest a sub-agent may be; a spawn that would go deeper is refused. 0 for no limit.",
 	"spawn.max_children": "Active sub-agents (pending and running) one session may have; 0 for no limit.",
@@ -65,6 +77,7 @@ var docs = map[string]string{
 // default depends on XDG_DATA_HOME, the tokens because they are secrets.
 var commentedOut = map[string]bool{
 	"data_dir": true, "token": true, "adapters.openclaw.token": true, "adapters.claude_code.upstream.token": true,
+	"condense.token": true,
 }
 
 // Example returns a YAML configuration file that shows every key at its

@@ -17,7 +17,7 @@ func TestExample_RoundTrip(t *testing.T) {
 	for key, origin := range l.Origins {
 		want := "file " + path
 		switch key {
-		case "data_dir", "token", "adapters.openclaw.token", "adapters.claude_code.upstream.token": // commented out in the example
+		case "data_dir", "token", "adapters.openclaw.token", "adapters.claude_code.upstream.token", "condense.token": // commented out in the example
 			want = "default"
 		}
 		if origin != want {
@@ -39,7 +39,7 @@ func TestExample_Uncommented(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if got, want := len(values), 31; got != want {
+	if got, want := len(values), 39; got != want {
 		t.Errorf("got %d keys, want %d", got, want)
 	}
 	path := writeConfig(t, b.String())

@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 31; got != want {
+	if got, want := len(l.Origins), 39; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -127,6 +127,10 @@ func TestLoad_Testdata(t *testing.T) {
 			},
 			Inherit: config.Inherit{Enabled: false, TailChars: 0},
 			Spawn:   config.Spawn{MaxDepth: 2, MaxChildren: 4, Mode: "observe"},
+			Runs: config.Runs{
+				WatchdogTimeout: time.Hour, GhostGrace: 5 * time.Minute, ResultRetention: 48 * time.Hour, MaxResultTokens: 2000,
+			},
+			Condense: config.Condense{URL: "http://127.0.0.1:11434/v1", Model: "qwen3:4b", Token: "sk-local", Timeout: 10 * time.Second},
 			Checkpoints: config.Checkpoints{
 				EveryPrompts: 5, Every: 30 * time.Minute, Retention: 72 * time.Hour, Keep: 1,
 			},

@@ -41,4 +41,5 @@ var secret = map[string]bool{
 	"adapters.openclaw.token":               true,
 	"adapters.claude_code.upstream.token":   true,
 	"adapters.claude_code.upstream.headers": true,
+	"condense.token":                        true,
 }

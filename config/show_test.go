@@ -39,6 +39,10 @@ checkpoints.every: "15m0s"  # default
 checkpoints.every_prompts: 10  # default
 checkpoints.keep: 3  # default
 checkpoints.retention: "168h0m0s"  # default
+condense.model: ""  # default
+condense.timeout: "30s"  # default
+condense.token: ""  # default
+condense.url: ""  # default
 data_dir: "/home/u/.local/share/heirloom"  # default
 inherit.enabled: true  # default
 inherit.tail_chars: 10  # flag --inherit-tail-chars
@@ -46,6 +50,10 @@ listen: "0.0.0.0:7433"  # env HEIRLOOM_LISTEN
 log.format: "auto"  # default
 log.level: "debug"  # file ` + path + `
 recovery.window: "4h0m0s"  # default
+runs.ghost_grace: "10m0s"  # default
+runs.max_result_tokens: 4000  # default
+runs.result_retention: "24h0m0s"  # default
+runs.watchdog_timeout: "30m0s"  # default
 scope: "default"  # default
 server.hook_timeout: "1s"  # default
 server.max_body_bytes: 8388608  # default

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/engine"
@@ -158,6 +159,33 @@ func (c *Config) problems() []*Error {
 	case engine.SpawnEnforce, engine.SpawnObserve:
 	default:
 		bad("spawn.mode", c.Spawn.Mode, "is not one of enforce, observe")
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"runs.watchdog_timeout", c.Runs.WatchdogTimeout},
+		{"runs.ghost_grace", c.Runs.GhostGrace},
+		{"runs.result_retention", c.Runs.ResultRetention},
+		{"condense.timeout", c.Condense.Timeout},
+	} {
+		if d.v <= 0 {
+			bad(d.key, d.v, "must be greater than 0")
+		}
+	}
+	if c.Runs.MaxResultTokens <= 0 {
+		bad("runs.max_result_tokens", c.Runs.MaxResultTokens, "must be greater than 0")
+	}
+	if cd := c.Condense; cd.URL != "" {
+		if u, err := url.Parse(cd.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("condense.url", cd.URL, "is not an http(s) URL with a host")
+		}
+		if strings.TrimSpace(cd.Model) == "" {
+			bad("condense.model", nil, "must be set with condense.url")
+		}
+	}
+	if strings.ContainsAny(c.Condense.Token, "\r\n\x00 ") {
+		bad("condense.token", nil, "must not contain spaces, line breaks or NUL")
 	}
 	return errs
 }

@@ -42,6 +42,17 @@ func TestConfig_Validate(t *testing.T) {
 		{"ErrSpawnMaxDepth", func(c *config.Config) { c.Spawn.MaxDepth = -1 }, "spawn.max_depth", -1},
 		{"ErrSpawnMaxChildren", func(c *config.Config) { c.Spawn.MaxChildren = -2 }, "spawn.max_children", -2},
 		{"ErrSpawnMode", func(c *config.Config) { c.Spawn.Mode = "warn" }, "spawn.mode", "warn"},
+		{"ErrWatchdogTimeout", func(c *config.Config) { c.Runs.WatchdogTimeout = 0 }, "runs.watchdog_timeout", time.Duration(0)},
+		{"ErrGhostGrace", func(c *config.Config) { c.Runs.GhostGrace = -time.Minute }, "runs.ghost_grace", -time.Minute},
+		{"ErrResultRetention", func(c *config.Config) { c.Runs.ResultRetention = 0 }, "runs.result_retention", time.Duration(0)},
+		{"ErrMaxResultTokens", func(c *config.Config) { c.Runs.MaxResultTokens = 0 }, "runs.max_result_tokens", 0},
+		{"OKCondense", func(c *config.Config) {
+			c.Condense = config.Condense{URL: "http://127.0.0.1:11434/v1", Model: "m", Token: "t", Timeout: time.Second}
+		}, "", nil},
+		{"ErrCondenseURL", func(c *config.Config) { c.Condense.URL, c.Condense.Model = "127.0.0.1:11434", "m" }, "condense.url", "127.0.0.1:11434"},
+		{"ErrCondenseModel", func(c *config.Config) { c.Condense.URL = "http://127.0.0.1:11434/v1" }, "condense.model", nil},
+		{"ErrCondenseTimeout", func(c *config.Config) { c.Condense.Timeout = 0 }, "condense.timeout", time.Duration(0)},
+		{"ErrCondenseToken", func(c *config.Config) { c.Condense.Token = "a b" }, "condense.token", nil},
 		{"OKKeepNone", func(c *config.Config) { c.Checkpoints.Keep = 0 }, "", nil},
 		{"ErrEveryPrompts", func(c *config.Config) { c.Checkpoints.EveryPrompts = 0 }, "checkpoints.every_prompts", 0},
 		{"ErrEvery", func(c *config.Config) { c.Checkpoints.Every = 0 }, "checkpoints.every", time.Duration(0)},
@@ -99,7 +110,7 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestConfig_Validate_All(t *testing.T) {
 	var c config.Config
-	if got, want := len(configErrors(c.Validate())), 18; got != want {
+	if got, want := len(configErrors(c.Validate())), 23; got != want {
 		t.Errorf("zero Config: got %d errors, want %d (one per field whose zero value is invalid)", got, want)
 	}
 }
