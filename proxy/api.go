@@ -20,6 +20,7 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	s.routeGet(mux, "/api/sessions/{key}/transcript", s.getTranscript)
 	s.routeGet(mux, "/api/sessions/{key}/lineage", s.getLineage)
 	s.routeGet(mux, "/api/runs", s.listRuns)
+	s.routeGet(mux, "/api/runs/{id}", s.getRun)
 	mux.Handle("POST /api/inject", s.apiHandler(s.postInject))
 	mux.Handle("GET /api/inject", deprecated(s.apiHandler(s.getInject)))
 	mux.HandleFunc("/api/inject", func(w http.ResponseWriter, r *http.Request) {

@@ -72,6 +72,29 @@ type APIRun struct {
 	CreatedAt   time.Time `json:"created_at"`
 	StartedAt   time.Time `json:"started_at,omitzero"` // absent while pending
 	EndedAt     time.Time `json:"ended_at,omitzero"`   // absent until it finished
+
+	Depth int `json:"depth"` // the sub-agent's depth: 1 for a child of a top-level session
+	// EndReason is heirloom's account of the end: completed, failed, killed, watchdog_timeout
+	// or ghost_sweep; "" while open and for a refused spawn.
+	EndReason string `json:"end_reason"`
+	Reason    string `json:"reason"` // why, in words: a refusal's limit, what ended a swept run
+	Turns     int    `json:"turns"`  // turns (steps) the sub-agent took; 0 when unknown
+	// ResultChars is the full result's length, kept when it was swept; Result then holds its
+	// condensed form at level Condensation.
+	ResultChars  int       `json:"result_chars"`
+	Swept        bool      `json:"swept"`
+	SweptAt      time.Time `json:"swept_at,omitzero"` // absent until swept
+	Condensation int       `json:"condensation"`
+	// Summary is the level-2 summary of a long result while the full result is kept; "" when
+	// none was made.
+	Summary string `json:"summary"`
+}
+
+// RunReply is the reply of GET /api/runs/{id}: the run, and its result cast as a model reads it
+// (the header, the result condensed to fit, the footer; see inject.CastRun).
+type RunReply struct {
+	Run  APIRun `json:"run"`
+	Cast string `json:"cast"`
 }
 
 // SessionsReply is the reply of GET /api/sessions: newest first.
@@ -148,6 +171,9 @@ func apiRun(r kv.Run) APIRun {
 		ChildID: r.ChildID, Provisional: r.Provisional, Description: inject.Redact(r.Description),
 		Prompt: inject.Redact(r.Prompt), Type: r.Type, Status: r.Status, Result: inject.Redact(r.Result), Tokens: r.Tokens,
 		DurationMs: r.DurationMs, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+		Depth: r.Depth, EndReason: r.EndReason, Reason: inject.Redact(r.Reason), Turns: r.Turns,
+		ResultChars: r.ResultChars, Swept: r.Swept, SweptAt: r.SweptAt, Condensation: r.Condensation,
+		Summary: inject.Redact(r.Summary),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -70,7 +71,8 @@ func mustOpenSeeded(t testing.TB, configure func(*proxy.Server)) *proxy.Server {
 	put(kv.Session{Scope: "default", ID: "r:a:b", NativeID: "b", ParentID: "r:a", Depth: 2, Project: "/src/app", AgentType: "general-purpose"})
 	put(kv.Session{Scope: "default", ID: "o", Harness: "opencode", Project: "/src/other", ProjectNorm: "/src/other", Status: kv.StatusEnded})
 	put(kv.Session{Scope: "other", ID: "x"})
-	run(kv.Run{ID: "toolu_a", ParentID: "r", ChildID: "r:a", Type: "Explore", Status: kv.RunCompleted, Result: "found it", StartedAt: epoch, EndedAt: epoch.Add(time.Minute)})
+	run(kv.Run{ID: "toolu_a", ParentID: "r", ChildID: "r:a", Type: "Explore", Status: kv.RunCompleted, Result: "found it", StartedAt: epoch, EndedAt: epoch.Add(time.Minute),
+		Depth: 1, EndReason: kv.EndCompleted, Turns: 4})
 	run(kv.Run{ID: "toolu_b", ParentID: "r:a", ChildID: "r:a:b", Type: "general-purpose", Status: kv.RunRunning, StartedAt: epoch})
 	run(kv.Run{ID: "toolu_c", ParentID: "r", Description: "write tests", Status: kv.RunPending})
 	return s
@@ -425,7 +427,18 @@ func TestAPI_ListRuns(t *testing.T) {
 		{"?limit=2", []string{"toolu_c", "toolu_b"}},
 		{"?scope=other", []string{}},
 		{"?limit=0", nil},
-		{"?type=Explore", nil},
+		{"?type=Explore", []string{"toolu_a"}},
+		{"?harness=claude-code&status=running", []string{"toolu_b"}},
+		{"?harness=opencode", []string{}},
+		{"?session=r", []string{"toolu_c", "toolu_b", "toolu_a"}}, // a top-level session: its tree
+		{"?session=r:a", []string{"toolu_b"}},                     // a sub-agent: what it spawned
+		{"?session=r:a:b", []string{}},
+		{"?session=r&status=pending", []string{"toolu_c"}},
+		{"?since=2026-10-01", []string{"toolu_c", "toolu_b", "toolu_a"}},
+		{"?since=2099-01-01", []string{}},
+		{"?since=yesterday", nil},
+		{"?session=r&root=r", nil},
+		{"?kind=Explore", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -452,6 +465,7 @@ func TestAPI_ListRuns(t *testing.T) {
 			Scope: "default", ID: "toolu_a", Harness: "claude-code", RootID: "r", ParentID: "r",
 			ChildID: "r:a", Type: "Explore", Status: "completed", Result: "found it",
 			CreatedAt: got.Runs[0].CreatedAt, StartedAt: epoch, EndedAt: epoch.Add(time.Minute),
+			Depth: 1, EndReason: "completed", Turns: 4,
 		}
 		if len(got.Runs) != 1 || !reflect.DeepEqual(got.Runs[0], want) || got.Runs[0].CreatedAt.IsZero() {
 			t.Fatalf("run:\n got %+v\nwant %+v", got.Runs, want)
@@ -459,9 +473,50 @@ func TestAPI_ListRuns(t *testing.T) {
 	})
 }
 
+// TestAPI_GetRun: one run with its cast: condensed to fit chars, or with full=true the whole
+// result while it is kept.
+func TestAPI_GetRun(t *testing.T) {
+	s := mustOpenSeeded(t, nil)
+	long := "HEAD-MARK " + strings.Repeat("a line of the long result.\n", 2000) + "TAIL-MARK"
+	if _, err := s.Engine.Store.UpdateRun(t.Context(), "default", "toolu_long", func(r *kv.Run, _ bool) error {
+		r.Scope, r.Harness, r.RootID, r.ParentID, r.ChildID = "default", "claude-code", "r", "r", "r:l"
+		r.Description, r.Status, r.EndReason, r.Result, r.EndedAt = "long survey", kv.RunCompleted, kv.EndCompleted, long, epoch
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got proxy.RunReply
+	if status, code := get(t, s, "/api/runs/toolu_a", nil, &got); status != 200 {
+		t.Fatalf("got %d %q", status, code)
+	}
+	if got.Run.ID != "toolu_a" || !strings.HasPrefix(got.Cast, "[Subagent Result: Explore]\nStatus: completed\nCondensation: Level 1 (passthrough)\nfound it\n---\n") {
+		t.Errorf("run %s, cast:\n%s", got.Run.ID, got.Cast)
+	}
+	get(t, s, "/api/runs/toolu_long?chars=2000", nil, &got)
+	if n := inject.Len(got.Cast); n > 2000 || !strings.Contains(got.Cast, "Condensation: Level 3 (head/tail)") || !strings.Contains(got.Cast, "HEAD-MARK") || !strings.Contains(got.Cast, "TAIL-MARK") {
+		t.Errorf("cast in 2000 chars (%d):\n%s", n, got.Cast)
+	}
+	get(t, s, "/api/runs/toolu_long?full=true", nil, &got)
+	if !strings.Contains(got.Cast, long) || !strings.Contains(got.Cast, "Condensation: Level 1 (passthrough)") {
+		t.Errorf("full cast is %d chars, want the whole result", len(got.Cast))
+	}
+	for path, want := range map[string]int{
+		"/api/runs/nope":                404,
+		"/api/runs/toolu_a?chars=10":    400,
+		"/api/runs/toolu_a?chars=x":     400,
+		"/api/runs/toolu_a?full=maybe":  400,
+		"/api/runs/toolu_a?scope=other": 404,
+		"/api/runs/toolu_a?limit=1":     400,
+	} {
+		if status, code := get(t, s, path, nil, nil); status != want {
+			t.Errorf("%s: got %d %q, want %d", path, status, code, want)
+		}
+	}
+}
+
 func TestAPI_Methods(t *testing.T) {
 	s := MustOpenServer(t, nil)
-	for _, path := range []string{"/api/sessions", "/api/sessions/r:a", "/api/sessions/r/transcript", "/api/sessions/r/lineage", "/api/runs"} {
+	for _, path := range []string{"/api/sessions", "/api/sessions/r:a", "/api/sessions/r/transcript", "/api/sessions/r/lineage", "/api/runs", "/api/runs/toolu_a"} {
 		allowed := "GET, HEAD"
 		if path == "/api/sessions/r:a" {
 			allowed = "GET, HEAD, DELETE" // a session may be deleted
