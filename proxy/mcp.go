@@ -48,6 +48,10 @@ const (
 	mcpRunsDefault       = 20
 	mcpRunsMax           = 100
 	mcpRunTextChars      = 1500 // a run's task prompt and result in subagent_runs
+	// mcpCastChars is what the casts of the finished runs in one subagent_runs reply share,
+	// the hook reply's cap (the blocks' budget); mcpCastRuns how many are cast, the newest.
+	mcpCastChars = inject.DefaultMaxChars
+	mcpCastRuns  = 6
 	// mcpReplyChars bounds one tool reply's text, about 10,000 tokens: a transcript page ends
 	// early at it, other texts are cut; a JSON reply over it is refused with what to ask instead.
 	mcpReplyChars = 40000
@@ -88,7 +92,7 @@ func NewMCPServer(c *Client, version string) *mcp.Server {
 	}, t.digest)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ToolSubagentRuns,
-		Description: `List sub-agent runs, newest first: what was delegated (task), to which sub-agent session, its status, and what came back (result). Pass "session" for the runs a session spawned, or "root" for every run in a top-level session's tree. Use it to avoid redoing work a sub-agent already finished.`,
+		Description: `List sub-agent runs, newest first: what was delegated (task), to which sub-agent session, its status, and what came back: each finished run's result as a "[Subagent Result: …]" block saying how it ended, the result (condensed when long: the block says how, and how much was left out) and its runtime, turns and tokens. Pass "session" for the runs a session spawned, or "root" for every run in a top-level session's tree. Use it to avoid redoing work a sub-agent already finished.`,
 		Annotations: readOnly("List sub-agent runs"),
 	}, t.runs)
 	return srv
@@ -378,7 +382,43 @@ func (t mcpTools) runs(ctx context.Context, _ *mcp.CallToolRequest, in RunsInput
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return textResult(ToolSubagentRuns, in.Format, raw, func() (string, error) { return renderRuns(in, reply), nil })
+	return textResult(ToolSubagentRuns, in.Format, raw, func() (string, error) {
+		return renderRuns(in, reply, t.casts(ctx, in.Scope, reply.Runs)), nil
+	})
+}
+
+// casts returns, by run id, the casts of the newest finished runs of runs (at most mcpCastRuns),
+// sharing mcpCastChars among them (GET /api/runs/{id}?chars=…). A cast that cannot be read is
+// left out: the run is then listed with a line of its result.
+func (t mcpTools) casts(ctx context.Context, scope string, runs []APIRun) map[string]string {
+	var ids []string
+	for _, r := range runs {
+		if len(ids) < mcpCastRuns && finishedRun(r) {
+			ids = append(ids, r.ID)
+		}
+	}
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out
+	}
+	q := scopeQuery(scope)
+	q.Set("chars", strconv.Itoa(mcpCastChars/len(ids)))
+	for _, id := range ids {
+		var reply RunReply
+		if _, err := t.c.Get(ctx, "/api/runs/"+url.PathEscape(id), q, &reply); err == nil && reply.Cast != "" {
+			out[id] = reply.Cast
+		}
+	}
+	return out
+}
+
+// finishedRun reports whether r ended with a result to cast: not open, not refused.
+func finishedRun(r APIRun) bool {
+	switch r.Status {
+	case "pending", "running", "refused":
+		return false
+	}
+	return true
 }
 
 // bounded returns n, def when n is 0, or an error naming the parameter when n is outside 1..max.

@@ -142,8 +142,9 @@ func sessionLine(s APISession) string {
 	return line
 }
 
-// renderRuns renders a list of runs.
-func renderRuns(in RunsInput, reply RunsReply) string {
+// renderRuns renders a list of runs: each run's line, its description and task, then its cast
+// when casts holds one (by run id; see mcpTools.casts), else a line of its result.
+func renderRuns(in RunsInput, reply RunsReply, casts map[string]string) string {
 	var b strings.Builder
 	whose := "spawned by session " + in.Session
 	if in.Session == "" {
@@ -179,6 +180,13 @@ func renderRuns(in RunsInput, reply RunsReply) string {
 		}
 		if p := oneLineCut(r.Prompt, mcpRunTextChars); p != "" {
 			fmt.Fprintf(&b, "  task: %s\n", p)
+		}
+		if cast := casts[r.ID]; cast != "" {
+			fmt.Fprintf(&b, "\n%s\n", cast)
+			continue
+		}
+		if r.EndReason != "" && r.EndReason != r.Status {
+			fmt.Fprintf(&b, "  end reason: %s\n", r.EndReason)
 		}
 		if r.Result != "" {
 			fmt.Fprintf(&b, "  result: %s\n", oneLineCut(r.Result, mcpRunTextChars))

@@ -221,7 +221,8 @@ func TestMCP_Tools(t *testing.T) {
 	})
 	t.Run("Runs", func(t *testing.T) {
 		text := mustCall(t, cs, "subagent_runs", map[string]any{"session": "r"})
-		for _, want := range []string{"2 sub-agent runs spawned by session r", "run toolu_a", "result: found it", "description: write tests"} {
+		for _, want := range []string{"2 sub-agent runs spawned by session r", "run toolu_a", "description: write tests",
+			"[Subagent Result: Explore]\nStatus: completed\nCondensation: Level 1 (passthrough)\nfound it\n---\n", "Full result: shown whole above (also: heirloom runs show toolu_a)"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("reply lacks %q:\n%s", want, text)
 			}
