@@ -25,12 +25,12 @@ func (e *Engine) tailWindow() kv.TailWindow {
 	return kv.TailWindow{MinTurns: tailTurnsMin, MaxTurns: tailTurnsMax, TextBytes: 2 * e.Config.TailChars}
 }
 
-// inherit returns the inherited block for a child of the parent view was read of, or "" when
-// the blocks are off or the parent has nothing to hand down yet. It first reads what the
+// inherit returns the inherited block for child, a child of the parent view was read of, or ""
+// when the blocks are off or the parent has nothing to hand down yet. It first reads what the
 // parent's transcript gained (Claude Code; root is the top-level session whose lock the caller
 // holds) and adds those turns to the window read with the parent; when the transcript is too far
 // ahead to read now, the window comes from the file's end instead.
-func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.View, root string) (string, error) {
+func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.View, root string, child kv.Session) (string, error) {
 	if e.Config.Passive {
 		return "", nil
 	}
@@ -52,13 +52,14 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 		}
 		turns = again.Tail
 	}
-	return e.inheritedBlock(in.Session, w.Cut(turns), view.Checkpoint), nil
+	return e.inheritedBlock(in.Session, w.Cut(turns), view.Checkpoint, child), nil
 }
 
 // inheritedBlock renders the block from the parent, its tail window and its latest checkpoint:
 // the checkpoint's digest without its objective (the block's own line) and its open runs (the
-// starting child is one of them, not yet told apart from its siblings).
-func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkpoint) string {
+// starting child is one of them, not yet told apart from its siblings); and from child, the
+// spawn packet (see packet).
+func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
 	if e.Config.TailChars == 0 {
 		tail = nil // configured off: constraints still come from the objective
 	}
@@ -81,8 +82,27 @@ func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkp
 		Files:       parent.Files,
 		Constraints: inject.InferConstraints(prompts),
 		SearchTool:  SearchTool,
+		Packet:      e.packet(child),
 	}, inject.Budget{TailChars: e.Config.TailChars, MaxChars: e.Config.MaxContextChars})
 	return inject.Join(e.Config.MaxContextChars, block)
+}
+
+// packet is what a sub-agent is told of itself in its inherited block: its task (its objective,
+// which the objective reinforcement keeps), the files the task names, its workspace, and its
+// depth against spawn.max_depth.
+func (e *Engine) packet(child kv.Session) inject.Packet {
+	return inject.Packet{
+		Task: child.Objective, Files: inject.TaskFiles(child.Objective), Workspace: child.Project,
+		Depth: child.Depth, MaxDepth: e.Config.Spawn.MaxDepth,
+	}
+}
+
+// guessedTask is a sub-agent paired with its spawn by a guess (a provisional pairing) as its
+// packet may show it: without a task, since it may be serving a sibling's spawn; its own prompt
+// says which.
+func guessedTask(child kv.Session) kv.Session {
+	child.Objective = ""
+	return child
 }
 
 // SearchTool is the MCP tool the inherited block points a sub-agent to for the rest of its

@@ -100,7 +100,11 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	if err != nil {
 		return "", err
 	}
-	return e.inheritedBlock(view.Session, e.tailWindow().Cut(view.Tail), view.Checkpoint), nil
+	child := sess // zero when heirloom does not know the session yet
+	if child.Depth == 0 {
+		child.Depth = view.Session.Depth + 1
+	}
+	return e.inheritedBlock(view.Session, e.tailWindow().Cut(view.Tail), view.Checkpoint, child), nil
 }
 
 // compactingContext writes a pre-compaction checkpoint of a known session and returns its

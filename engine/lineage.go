@@ -91,7 +91,10 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 		if err != nil {
 			return "", err
 		}
-		return e.inherit(ctx, h, view, root.ID)
+		if r, err := e.Store.RunByChild(ctx, e.Scope, id); err == nil && r.Provisional {
+			child = guessedTask(child)
+		}
+		return e.inherit(ctx, h, view, root.ID, child)
 	}
 
 	run, provisional, err := e.pickSpawn(ctx, ev)
@@ -110,8 +113,10 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 	if h.SubagentMetas != nil {
 		transcript = h.SubagentMetas.SubagentTranscriptPath(root.Transcript.Path, ev.AgentID)
 	}
+	var child kv.Session
 	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
-		_, err := tx.UpdateSession(e.Scope, id, func(c *kv.Session, exists bool) error {
+		var err error
+		child, err = tx.UpdateSession(e.Scope, id, func(c *kv.Session, exists bool) error {
 			if !exists {
 				c.CreatedAt = ev.At
 			}
@@ -148,7 +153,10 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 	if run != nil {
 		e.awaitSpawnRecord(ctx, view.Session, run.ID)
 	}
-	return e.inherit(ctx, h, view, root.ID)
+	if provisional {
+		child = guessedTask(child)
+	}
+	return e.inherit(ctx, h, view, root.ID, child)
 }
 
 // parentView reads a parent for its child's inherited block (see kv.View): it first waits,

@@ -33,6 +33,9 @@ type Inherited struct {
 	// SearchTool names the MCP tool that searches the parent's whole transcript (session_search);
 	// when set, the block names the parent's full session key and how to search it.
 	SearchTool string
+	// Packet is what the sub-agent is told of itself: its task, the files the task names, its
+	// workspace and its depth. The zero value adds nothing.
+	Packet Packet
 }
 
 // InheritedBlock renders the "## Inherited from Parent Session" block a sub-agent gets at start.
@@ -44,6 +47,19 @@ type Inherited struct {
 //	Project: <Project>                       (omitted when empty)
 //	Objective: <Objective>                   (omitted when empty)
 //	Parent session key: <ID> (more: call <SearchTool> with "session": "<ID>")   (only with SearchTool)
+//
+//	### Your task
+//	<Packet.Task>
+//	(heirloom keeps this as your objective: it is restated to you after a compaction)
+//
+//	### Files your task names
+//	- <path>
+//
+//	### Your workspace
+//	<Packet.Workspace>
+//
+//	### Your depth
+//	depth <Depth> of <MaxDepth> (spawn.max_depth)
 //
 //	### Latest checkpoint
 //	<Digest>
@@ -62,6 +78,13 @@ type Inherited struct {
 // Parent line reads "<Harness> session <ID>". The digest keeps its lines (blank runs squeezed)
 // and is Head-cut to 4000 units.
 //
+// The packet's sections (the sub-agent's own) follow the parent's lines, each omitted when
+// empty: the task keeps its lines and is Head-cut to 1500 units; at most 10 of its files are
+// listed like the parent's; the workspace is Tail-cut to 300 units; the depth reads "depth D of
+// M (spawn.max_depth)", with ": a sub-agent you spawn would be deeper than the limit" once D
+// reaches M, or "depth D (no spawn.max_depth)" without a limit, and is omitted when D is 0. The
+// packet alone never makes a block: without anything of the parent's to show, there is none.
+//
 // Turns render in Seq order, one line group per turn, whitespace collapsed: "[user] text",
 // "[assistant] text", and for a tool turn "[tool Read] a.go, b.go" (its files, when it has some)
 // or "[tool Bash] text" (its text, Head-cut to 300). An assistant turn that calls a tool on files
@@ -74,10 +97,12 @@ type Inherited struct {
 // punctuation, at most 12, each Head-cut to 300 units.
 //
 // The result never exceeds b.MaxChars (see Len). When it would, sections shrink in this order
-// until it fits: constraints are dropped from the last, then files from the last (the oldest),
-// then the transcript is Tail-cut further, then the digest is Head-cut further; a section left
-// with under 32 units of room is dropped. The heading, Parent, Project and Objective lines always
-// stay, unless they alone exceed b.MaxChars: then the block is Head-cut to b.MaxChars.
+// until it fits: the task's files are dropped from the last (the task itself names them), then
+// constraints from the last, then the parent's files from the last (the oldest), then the
+// transcript is Tail-cut further, then the digest is Head-cut further; a section left with
+// under 32 units of room is dropped. The heading, Parent, Project and Objective lines and the packet's task, workspace
+// and depth always stay, unless they alone exceed b.MaxChars: then the block is Head-cut to
+// b.MaxChars.
 func InheritedBlock(in Inherited, b Budget) string {
 	b = b.withDefaults()
 	p := in.Parent
@@ -109,6 +134,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 
 	blk := inheritedSections{
 		head:        top.String(),
+		packet:      renderPacket(in.Packet),
 		digest:      digest,
 		transcript:  transcript,
 		files:       fileList(in.Files),
@@ -119,7 +145,8 @@ func InheritedBlock(in Inherited, b Budget) string {
 
 // inheritedSections is the inherited block in parts, so it can shrink section by section.
 type inheritedSections struct {
-	head        string   // heading and the Parent/Project/Objective lines
+	head        string // heading and the Parent/Project/Objective lines
+	packet      packetSections
 	digest      string   // redacted, Head-cut to digestChars
 	transcript  string   // rendered turns, Tail-cut to tailChars
 	files       []string // "- path" lines
@@ -144,6 +171,9 @@ func (s inheritedSections) String() string {
 			b.WriteString(body)
 		}
 	}
+	b.WriteString(s.packet.task)
+	section(taskFilesHeading, strings.Join(s.packet.files, "\n"))
+	b.WriteString(s.packet.place)
 	section(digestHeading, s.digest)
 	section(transcriptHeading, s.transcript)
 	section(filesHeading, strings.Join(s.files, "\n"))
@@ -154,6 +184,9 @@ func (s inheritedSections) String() string {
 // fit shrinks s, in the documented order, until it renders within max units. It measures the
 // parts rather than rendering the whole at every step, and renders once.
 func (s inheritedSections) fit(max int) string {
+	for s.length() > max && len(s.packet.files) > 0 {
+		s.packet.files = s.packet.files[:len(s.packet.files)-1]
+	}
 	for s.length() > max && len(s.constraints) > 0 {
 		s.constraints = s.constraints[:len(s.constraints)-1]
 	}
@@ -181,12 +214,13 @@ func (s inheritedSections) fit(max int) string {
 
 // length is Len(s.String()), without rendering it.
 func (s inheritedSections) length() int {
-	n := Len(s.head)
+	n := Len(s.head) + Len(s.packet.task) + Len(s.packet.place)
 	section := func(heading string, body int) {
 		if body > 0 {
 			n += Len(heading) + body
 		}
 	}
+	section(taskFilesHeading, linesLen(s.packet.files))
 	section(digestHeading, Len(s.digest))
 	section(transcriptHeading, Len(s.transcript))
 	section(filesHeading, linesLen(s.files))

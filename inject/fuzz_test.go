@@ -118,6 +118,7 @@ func FuzzInheritedBlock(f *testing.F) {
 			},
 			Files:       []string{file, file + "2"},
 			Constraints: []string{constraint},
+			Packet:      inject.Packet{Task: turn, Files: inject.TaskFiles(turn + " " + file), Workspace: file, Depth: tailChars % 7, MaxDepth: maxChars % 5},
 		}
 		b := inject.Budget{TailChars: tailChars % 20000, MaxChars: maxChars % 20000}
 		out := inject.InheritedBlock(in, b)
