@@ -23,7 +23,8 @@ Usage:
                                       (heirloom-hook claude-code is the same shim as a light binary of its own)
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom sessions delete KEY        remove a session, its turns, its index entries and checkpoints
-  heirloom runs [flags]               list sub-agent runs, newest first
+  heirloom runs [flags]               list sub-agent runs, newest first (--session, --status, --harness, --since, --type)
+  heirloom runs show ID               print a run's result as a model reads it, whole while it is kept
   heirloom search QUERY [flags]       full-text search over every transcript (--session KEY, --json)
   heirloom watch [flags]              follow the live event feed, one line per event (--session KEY, --type T,…, --json)
   heirloom reindex                    rebuild the search index now, with a progress bar

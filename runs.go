@@ -2,18 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
 // RunsCommand is `heirloom runs`: the sub-agent runs the sidecar recorded, newest first, as a
-// table or the API's JSON (--json). It reads the API like SessionsCommand.
+// table or the API's JSON (--json), and `heirloom runs show ID`: one run's cast result. It reads
+// the API like SessionsCommand.
 type RunsCommand struct {
 	Env    []string
 	Stdout io.Writer
@@ -22,21 +25,36 @@ type RunsCommand struct {
 	Now func() time.Time
 }
 
-// Run lists the runs. It returns errUsage for bad flags (already reported on Stderr).
+// Run lists the runs, or with "show ID" prints one. It returns errUsage for bad flags (already
+// reported on Stderr).
 func (c *RunsCommand) Run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "show" {
+		return c.show(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("heirloom runs", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	asJSON := fs.Bool("json", false, "print the API's JSON reply as is")
+	session := fs.String("session", "", "only runs this session spawned; for a top-level session, every run of its tree (its full id)")
 	root := fs.String("root", "", "only runs spawned within this top-level session (its full id)")
-	status := fs.String("status", "", "only runs with this status: pending, running, completed, failed, interrupted…")
+	parent := fs.String("parent", "", "only runs this session asked for (its full id)")
+	child := fs.String("child", "", "only the run of this sub-agent session (its full id)")
+	status := fs.String("status", "", "only runs with this status: pending, running, completed, failed, interrupted, refused…")
+	harness := fs.String("harness", "", "only runs of this harness (claude-code, opencode, openclaw, codex)")
+	typ := fs.String("type", "", "only runs of this sub-agent type (Explore, general-purpose, general…)")
+	since := fs.String("since", "", "only runs created since: a duration back from now (24h), a date or an RFC 3339 time")
 	limit := fs.Int("limit", 20, "at most this many runs")
-	scope := fs.String("scope", "", "the memory scope to list (default: the configured one; OpenClaw runs are filed under their agentId, e.g. main)")
+	scope := fs.String("scope", "", "the memory scope to list (default: the configured one; OpenClaw runs are filed under their agent id, e.g. main)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	q := url.Values{"limit": {strconv.Itoa(*limit)}}
-	setIf(q, "root", *root)
-	setIf(q, "status", *status)
+	filters := map[string]string{"session": *session, "root": *root, "parent": *parent, "child": *child,
+		"status": *status, "harness": *harness, "type": *typ, "since": *since}
+	filtered := false
+	for name, v := range filters {
+		setIf(q, name, v)
+		filtered = filtered || v != ""
+	}
 	setIf(q, "scope", *scope)
 	var list proxy.RunsReply
 	raw, err := apiClient(c.Env).Get(ctx, "/api/runs", q, &list)
@@ -47,7 +65,7 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 		_, err := c.Stdout.Write(raw)
 		return err
 	case len(list.Runs) == 0:
-		_, err := fmt.Fprintln(c.Stdout, nothingIn("runs", *root != "" || *status != "", *scope))
+		_, err := fmt.Fprintln(c.Stdout, nothingIn("runs", filtered, *scope))
 		return err
 	}
 	now := nowOr(c.Now)
@@ -57,9 +75,87 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 		if r.ChildID != "" {
 			child = shortID(r.ChildID)
 		}
-		tw.row(shortID(r.ID), firstNonEmpty(r.Type, "-"), r.Status, child, ago(r.CreatedAt, now), runDuration(r), oneLine(firstNonEmpty(r.Description, r.Prompt), titleWidth))
+		tw.row(shortID(r.ID), firstNonEmpty(r.Type, "-"), runStatus(r), child, ago(r.CreatedAt, now), runDuration(r), oneLine(firstNonEmpty(r.Description, r.Prompt), titleWidth))
 	}
 	return tw.Flush()
+}
+
+// show is `heirloom runs show ID`: the run's cast, its whole result while the result is kept
+// (the condensed form once it was swept), or the API's JSON. ID may be the shortened id the
+// table shows, when it names one run among the latest thousand.
+func (c *RunsCommand) show(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("heirloom runs show", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(c.Stderr, "Usage: heirloom runs show [--json] [--scope S] ID\n\nPrints the run's result as a model reads it ([Subagent Result: …], how it ended,\nits figures): the whole result while it is kept (runs.result_retention), the\ncondensed form once it was swept.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	asJSON := fs.Bool("json", false, "print the API's JSON reply as is: the run and its cast")
+	scope := fs.String("scope", "", "the memory scope of the run (default: the configured one)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(c.Stderr, "heirloom runs show: exactly one run id is required")
+		fs.Usage()
+		return errUsage
+	}
+	client := apiClient(c.Env)
+	q := url.Values{"full": {"true"}}
+	setIf(q, "scope", *scope)
+	id := fs.Arg(0)
+	var reply proxy.RunReply
+	raw, err := client.Get(ctx, "/api/runs/"+url.PathEscape(id), q, &reply)
+	var apiErr *proxy.Error
+	if errors.As(err, &apiErr) && apiErr.Code == proxy.ECodeNotFound {
+		full, ferr := c.fullID(ctx, client, id, *scope)
+		if ferr != nil {
+			return ferr
+		}
+		raw, err = client.Get(ctx, "/api/runs/"+url.PathEscape(full), q, &reply)
+	}
+	switch {
+	case err != nil:
+		return explain(err)
+	case *asJSON:
+		_, err := c.Stdout.Write(raw)
+		return err
+	}
+	_, err = fmt.Fprintln(c.Stdout, reply.Cast)
+	return err
+}
+
+// fullID finds the run whose id id shortens (the table's ID column): one of the latest thousand
+// runs whose id starts with it, or is shortened to it. It errors when none or several do.
+func (c *RunsCommand) fullID(ctx context.Context, client *proxy.Client, id, scope string) (string, error) {
+	q := url.Values{"limit": {"1000"}}
+	setIf(q, "scope", scope)
+	var list proxy.RunsReply
+	if _, err := client.Get(ctx, "/api/runs", q, &list); err != nil {
+		return "", explain(err)
+	}
+	var found []string
+	for _, r := range list.Runs {
+		if strings.HasPrefix(r.ID, id) || shortID(r.ID) == id {
+			found = append(found, r.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no run %s", id)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%s names %d runs (%s): give more of its id", id, len(found), strings.Join(found, ", "))
+}
+
+// runStatus is a run's status, with its end reason when that says more (watchdog_timeout,
+// ghost_sweep, killed).
+func runStatus(r proxy.APIRun) string {
+	if r.EndReason == "" || r.EndReason == r.Status {
+		return r.Status
+	}
+	return r.Status + " (" + r.EndReason + ")"
 }
 
 // runDuration is how long a run took, to the second (to the millisecond under one): as reported, else from its start and end
