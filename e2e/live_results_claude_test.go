@@ -72,7 +72,9 @@ func TestLiveSubagentResultAfterCompact(t *testing.T) {
 	assertOffline(t, api)
 
 	reqs := agentTurns(api.Requests())
-	if !slices.ContainsFunc(reqs, func(r messagesapi.Request) bool { return r.IsSubagent() && strings.Contains(r.FirstUserText(), "CHILD-TASK-"+m) }) {
+	if !slices.ContainsFunc(reqs, func(r messagesapi.Request) bool {
+		return r.IsSubagent() && strings.Contains(r.FirstUserText(), "CHILD-TASK-"+m)
+	}) {
 		t.Fatalf("the child never reached the model: no sub-agent request holds CHILD-TASK-%s", m)
 	}
 	i := slices.IndexFunc(reqs, func(r messagesapi.Request) bool {
