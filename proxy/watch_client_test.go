@@ -86,14 +86,6 @@ func TestClientWatch(t *testing.T) {
 // TestClientWatchErrors: what Watch returns when it cannot follow the feed.
 func TestClientWatchErrors(t *testing.T) {
 	leaktest.Check(t)
-	t.Run("ErrNotRunning", func(t *testing.T) {
-		c := &proxy.Client{URL: "http://" + closedAddr(t)}
-		err := c.Watch(t.Context(), proxy.WatchOptions{}, nil)
-		var nr *proxy.NotRunningError
-		if !errors.As(err, &nr) || !strings.Contains(err.Error(), "heirloom serve") {
-			t.Errorf("got %v, want a NotRunningError", err)
-		}
-	})
 	t.Run("ErrUnauthorized", func(t *testing.T) {
 		s := MustOpenServer(t, func(s *proxy.Server) { s.Token = "sekret" })
 		err := (&proxy.Client{URL: s.URL()}).Watch(t.Context(), proxy.WatchOptions{}, nil)
@@ -137,16 +129,4 @@ func TestClientWatchErrors(t *testing.T) {
 			t.Errorf("got %v, want the handler's error as is", err)
 		}
 	})
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	s := MustOpenServer(t, nil)
-	addr := strings.TrimPrefix(s.URL(), "http://")
-	if err := s.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	http.DefaultClient.CloseIdleConnections()
-	return addr
 }
