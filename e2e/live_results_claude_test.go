@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -101,12 +102,8 @@ func TestLiveSubagentResultAfterCompact(t *testing.T) {
 		}
 	}
 
-	// The record behind it: the end reason, the turns, the cast on the API and the CLI.
-	resp, err := http.Get(live.Serve.URL + "/api/runs/" + runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	// The record behind it: the end reason, the turns (read from the sub-agent's transcript,
+	// which Claude Code finishes writing after its hooks), the cast on the API and the CLI.
 	var reply struct {
 		Run struct {
 			EndReason string `json:"end_reason"`
@@ -117,11 +114,21 @@ func TestLiveSubagentResultAfterCompact(t *testing.T) {
 		} `json:"run"`
 		Cast string `json:"cast"`
 	}
+	resp, err := http.Get(live.Serve.URL + "/api/runs/" + runID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/runs/%s: %d, %v", runID, resp.StatusCode, err)
 	}
+	resp.Body.Close()
 	if r := reply.Run; r.Status != "completed" || r.EndReason != "completed" || r.ChildID == "" || r.Turns == 0 || r.Result != result {
 		t.Errorf("the run as stored: %+v; want completed, end reason completed, a child, its turns, the result", r)
+		if resp, err := http.Get(live.Serve.URL + "/api/sessions/" + r.ChildID); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Logf("the child as stored: %s\nheirloom:\n%s", b, live.Serve.Logs())
+		}
 	}
 	cmd := exec.Command(heirloomBin(t), "runs", "show", runID)
 	cmd.Env = []string{"HEIRLOOM_URL=" + live.Serve.URL, "HOME=" + live.Home}

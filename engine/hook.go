@@ -80,7 +80,7 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 	case adapters.KindSpawn:
 		return e.spawn(ctx, h, ev, sess)
 	case adapters.KindSpawnResult:
-		return adapters.Answer{}, e.spawnResult(ctx, ev)
+		return adapters.Answer{}, e.spawnResult(ctx, h, ev)
 	case adapters.KindSubagentStop:
 		return adapters.Answer{}, e.subagentStop(ctx, h, ev, sess)
 	}

@@ -342,6 +342,7 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 		}
 	}
 	known := false
+	var stopped kv.Run // the sub-agent's run, as its end left it
 	err := e.Store.Update(ctx, func(tx *kv.Tx) error {
 		if spawn != "" {
 			if err := e.confirm(tx, spawn, id); err != nil {
@@ -374,7 +375,7 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 		if err != nil {
 			return err
 		}
-		_, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
+		stopped, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
 			if r.Result == "" || sweptEnd(r) {
 				r.Result = ev.Result.Text
 			}
@@ -390,22 +391,36 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 		return err
 	}
 	_, err = e.ingestID(ctx, h, id, root.ID)
+	if stopped.ID != "" && stopped.Turns == 0 && !stopped.Open() {
+		e.settleTurns(h, stopped.ID, id, root.ID)
+	}
 	return err
 }
 
 // spawnResult records what the spawning tool call returned, after confirming which sub-agent
-// served it (tool_response.agentId ↔ tool_use_id), in one transaction.
-func (e *Engine) spawnResult(ctx context.Context, ev adapters.Event) error {
+// served it (tool_response.agentId ↔ tool_use_id), in one transaction: its status and end
+// reason, result, tokens, duration and turns.
+func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev adapters.Event) error {
 	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" || ev.Result == nil {
 		return nil
 	}
+	// The sub-agent's transcript is whole once its tool returned (at its SubagentStop Claude
+	// Code may not have written it all): read what is new, so the run's turns are the
+	// sub-agent's when the harness gives no step count.
+	if ev.Result.AgentID != "" && ev.Result.Steps == 0 && !launched(ev.Result.Status) {
+		if _, err := e.ingestID(ctx, h, childID(ev.SessionID, ev.Result.AgentID), ev.SessionID); err != nil {
+			e.Logger.Debug("sub-agent transcript not read at its spawn's result", "agent", ev.Result.AgentID, "error", err)
+		}
+	}
+	var run kv.Run
 	err := e.Store.Update(ctx, func(tx *kv.Tx) error {
 		if ev.Result.AgentID != "" {
 			if err := e.confirm(tx, ev.Spawn.ToolUseID, childID(ev.SessionID, ev.Result.AgentID)); err != nil {
 				return fmt.Errorf("confirm spawn %s: %w", ev.Spawn.ToolUseID, err)
 			}
 		}
-		_, err := tx.UpdateRun(e.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+		var err error
+		run, err = tx.UpdateRun(e.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
 			if !exists {
 				r.Harness, r.RootID, r.ParentID = ev.Harness, ev.SessionID, issuerID(ev)
 				r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
@@ -432,6 +447,9 @@ func (e *Engine) spawnResult(ctx context.Context, ev adapters.Event) error {
 	})
 	if err != nil {
 		return fmt.Errorf("record result of spawn %s: %w", ev.Spawn.ToolUseID, err)
+	}
+	if run.Turns == 0 && run.ChildID != "" && !run.Open() {
+		e.settleTurns(h, run.ID, run.ChildID, ev.SessionID)
 	}
 	return nil
 }

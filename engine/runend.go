@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
@@ -69,4 +72,43 @@ func turnsOf(r *kv.Run, harnessSays int, childTurns uint64) int {
 		return int(childTurns)
 	}
 	return r.Turns
+}
+
+// childTranscriptSettle is how long after a sub-agent's end heirloom reads its transcript once
+// more for its turns: Claude Code 2.1.197 finishes writing a sub-agent's transcript after the
+// hooks of its end (measured: some 30 ms after the spawn's PostToolUse).
+const childTranscriptSettle = time.Second
+
+// settleTurns reads, in the background after childTranscriptSettle, what was written of
+// sub-agent child's transcript after its end, under the lock of root, and records its turns on
+// run runID when the run still has none. Nothing waits for it.
+func (e *Engine) settleTurns(h adapters.Registration, runID, child, root string) {
+	e.goBackground(func(ctx context.Context) {
+		t := time.NewTimer(childTranscriptSettle)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		unlock := e.locks.lock(lockKey(e.Scope, root))
+		defer unlock()
+		in, err := e.ingestID(ctx, h, child, root)
+		if err != nil || in.Session.TurnCount == 0 {
+			if err != nil && ctx.Err() == nil {
+				e.Logger.Debug("sub-agent transcript not read after its end", "session", child, "error", err)
+			}
+			return
+		}
+		_, err = e.Store.UpdateRun(ctx, e.Scope, runID, func(r *kv.Run, exists bool) error {
+			if !exists || r.Turns != 0 || r.ChildID != child {
+				return errUnchanged
+			}
+			r.Turns = int(in.Session.TurnCount)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errUnchanged) && ctx.Err() == nil {
+			e.Logger.Debug("run's turns not recorded", "run", runID, "error", err)
+		}
+	})
 }

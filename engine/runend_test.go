@@ -41,6 +41,25 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 		t.Errorf("completed run: end reason %q, turns %d, result %q; want completed, 3 (the child's), the tool's", r.EndReason, r.Turns, r.Result)
 	}
 
+	// Claude Code writes transcripts asynchronously: at SubagentStop the sub-agent's may still be
+	// empty. Its turns are read at the spawn's result.
+	start("toolu_late", "a6")
+	late := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-a6.jsonl")
+	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a6", "agent_type": "Explore", "agent_transcript_path": late, "last_assistant_message": "Late."}))
+	cct.AppendLines(t, late, cct.UserLine("l1", "task"), cct.AssistantLine("l2", "Late."))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_late", "a6", "Late."))
+	if r := mustRun(t, e, "toolu_late"); r.Turns != 2 {
+		t.Errorf("run whose transcript came after its SubagentStop: turns %d, want 2", r.Turns)
+	}
+
+	// ... and may finish writing it after the spawn's result: the turns are read a moment later.
+	start("toolu_later", "a7")
+	later := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-a7.jsonl")
+	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a7", "agent_type": "Explore", "agent_transcript_path": later, "last_assistant_message": "Later."}))
+	mustHook(t, e, cct.Result(tr, "S", "toolu_later", "a7", "Later."))
+	cct.AppendLines(t, later, cct.UserLine("m1", "task"), cct.AssistantLine("m2", "Later."), cct.AssistantLine("m3", "Done."))
+	waitFor(t, "the turns of a transcript written after the spawn's result", func() bool { return mustRun(t, e, "toolu_later").Turns == 3 })
+
 	// Failed and killed: PostToolUseFailure.
 	start("toolu_fail", "a2")
 	mustHook(t, e, failure("toolu_fail", false))
