@@ -99,10 +99,9 @@ func (e *Engine) sweepOpen(ctx context.Context, st *SweepStats) error {
 	if err != nil {
 		return err
 	}
-	rc := e.Config.Runs
 	for _, scope := range scopes {
 		now := e.Now()
-		open, err := e.Store.OpenRuns(ctx, scope, now.Add(-min(rc.GhostGrace, rc.WatchdogTimeout)), 0)
+		open, err := e.Store.OpenRuns(ctx, scope, time.Time{}, 0)
 		if err != nil {
 			return err
 		}
