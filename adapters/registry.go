@@ -33,6 +33,13 @@ type Registration struct {
 	// serves and closes them first. A client that is also a Describer answers the engine's
 	// questions about the harness's sessions.
 	Stream NewStream
+	// RunsByChild says the harness's events name a sub-agent run by the sub-agent's session, not
+	// by the tool call that spawned it (OpenClaw: its task and spawn receipts carry the child's
+	// key). A spawn its plugin asks heirloom about before the call runs is then recorded only
+	// when refused (under the call's id, as no child exists); an allowed one is recorded when
+	// the events report its child. False: runs are named by the spawning call (Claude Code's
+	// tool_use_id, OpenCode's callID), and an allowed spawn is recorded at once, pending.
+	RunsByChild bool
 }
 
 // Plugin is what the sidecar needs of a harness that reaches heirloom through a plugin of its

@@ -147,4 +147,9 @@ func TestLiveOpenClawSpawnDepth(t *testing.T) {
 	if r, err := st.GetRun(ctx, clawScope, childKey); err != nil || r.Status != kv.RunCompleted || !strings.Contains(r.Result, "CHILD-RESULT-"+m) {
 		t.Errorf("the child's run: %+v, %v; want completed with its result", r, err)
 	}
+	// The allowed spawn is the one run OpenClaw's events name by the child: no second one
+	// under its call's id.
+	if runs, err := st.ListRuns(ctx, clawScope, kv.RunFilter{ParentID: parentKey}); err != nil || len(runs) != 1 {
+		t.Errorf("runs the parent asked for: %+v, %v; want only the child's", runs, err)
+	}
 }

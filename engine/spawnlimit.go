@@ -63,7 +63,10 @@ type SpawnRequest struct {
 func SpawnRefusal(reason string) string { return "heirloom refused this sub-agent: " + reason }
 
 // SpawnCheck decides a spawn a plugin asks about (OpenCode's task, OpenClaw's sessions_spawn)
-// and, when req names the call, records its run: pending, or refused. It runs under the parent
+// and, when req names the call, records its run: pending, or refused. A harness whose events
+// name runs by the child session (adapters.Registration.RunsByChild: OpenClaw) gets only a
+// refusal recorded; its allowed spawn is recorded when its events report the child, and a spawn
+// observe mode lets through is reported on the live feed alone. It runs under the parent
 // session's lock, the one the harness's stream records that session's spawns under, and under
 // the engine's own context, so the record is written whole even when the plugin stops waiting.
 // A sub-agent whose parent is not known yet is first asked about, as Inject asks (within
@@ -108,7 +111,8 @@ func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecisio
 		}
 		return e.decideSpawn(ctx, spawnCall{
 			scope: scope, harness: req.Harness, root: root, parent: parent, known: true, id: req.CallID,
-			spawn: adapters.Spawn{ToolUseID: req.CallID, Description: req.Description, Prompt: req.Prompt, Type: req.Type},
+			spawn:       adapters.Spawn{ToolUseID: req.CallID, Description: req.Description, Prompt: req.Prompt, Type: req.Type},
+			refusedOnly: reg.RunsByChild,
 		})
 	})
 }
@@ -145,6 +149,9 @@ type spawnCall struct {
 	id             string     // the run's id (the spawning call's); "" records nothing
 	spawn          adapters.Spawn
 	at             time.Time // when it was asked; zero: now
+	// refusedOnly records the run only when refused: the harness's events record an allowed
+	// spawn under another id (adapters.Registration.RunsByChild).
+	refusedOnly bool
 }
 
 // decideSpawn decides c against the limits and records its run, unless c has no id. A call
@@ -180,6 +187,14 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 		d.Allow = reason == "" || e.Config.Spawn.Mode == SpawnObserve
 	}
 	if c.id == "" {
+		return d, nil
+	}
+	if d.Allow && c.refusedOnly {
+		if d.Reason != "" { // observe mode: no run of ours to carry the reason
+			e.Logger.Info("spawn over the limits", "session", c.parent.ID, "run", c.id, "reason", d.Reason, "refused", false)
+			e.Feed.Publish(Event{Type: EventSpawnRefused, Time: e.Now(), Scope: c.scope, Session: c.parent.ID, Run: c.id,
+				Data: map[string]any{"reason": d.Reason, "depth": d.Depth, "type": c.spawn.Type, "enforced": false}})
+		}
 		return d, nil
 	}
 	at := c.at

@@ -347,7 +347,8 @@ func (f describerFunc) Describe(ctx context.Context, session string) ([]adapters
 }
 
 // TestSpawnCheck_DescribesUnknownSubagent: an OpenClaw sub-agent asking to spawn before the
-// Gateway's events about it arrived is described first, as Inject does, so its depth counts.
+// Gateway's events about it arrived is described first, as Inject does, so its depth counts;
+// since OpenClaw names runs by the child's key, only refusals are recorded under the call's id.
 func TestSpawnCheck_DescribesUnknownSubagent(t *testing.T) {
 	const parent, child = "agent:main:main", "agent:main:subagent:c1"
 	asked := 0
@@ -373,5 +374,25 @@ func TestSpawnCheck_DescribesUnknownSubagent(t *testing.T) {
 	r, err := e.Store.GetRun(t.Context(), "main", "call_1")
 	if err != nil || r.Status != kv.RunRefused || r.ParentID != child || r.RootID != parent {
 		t.Fatalf("run in scope main: %+v, %v; want refused under the child, rooted at %s", r, err, parent)
+	}
+
+	// OpenClaw names its runs by the child's key: an allowed spawn is left to its events, and
+	// one observe mode lets through is reported on the feed alone.
+	sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventSpawnRefused}}, 0)
+	defer sub.Close()
+	if d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "openclaw", Session: parent, CallID: "call_2"}); err != nil || !d.Allow {
+		t.Fatalf("the top-level session's spawn: got %+v, %v; want allowed", d, err)
+	}
+	e.Config.Spawn.Mode = engine.SpawnObserve
+	if d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "openclaw", Session: child, CallID: "call_3", Type: "main"}); err != nil || !d.Allow || d.Reason == "" {
+		t.Fatalf("observe mode: got %+v, %v; want allowed with the reason", d, err)
+	}
+	for _, id := range []string{"call_2", "call_3"} {
+		if r, err := e.Store.GetRun(t.Context(), "main", id); err == nil {
+			t.Errorf("allowed spawn %s recorded a run under the call's id: %+v", id, r)
+		}
+	}
+	if evs := drain(sub); len(evs) != 1 || evs[0].Run != "call_3" || evs[0].Scope != "main" || evs[0].Session != child || evs[0].Data["enforced"] != false {
+		t.Errorf("feed: got %+v, want one spawn.refused for call_3, enforced false", evs)
 	}
 }

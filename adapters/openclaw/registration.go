@@ -11,7 +11,7 @@ const TokenEnv = "OPENCLAW_GATEWAY_TOKEN"
 // memory scope. The Gateway's own events arrive through a Client, which also describes sessions
 // to the engine.
 func Registration() adapters.Registration {
-	return adapters.Registration{Name: Harness, Plugin: Adapter{}, Installer: Installer{}, Stream: newStream}
+	return adapters.Registration{Name: Harness, Plugin: Adapter{}, Installer: Installer{}, Stream: newStream, RunsByChild: true}
 }
 
 // newStream is OpenClaw's adapters.NewStream: a Client for the Gateway at t.URL with token
