@@ -83,7 +83,7 @@ func ObjectiveBlock(r Reinforcement, maxChars int) string {
 	}
 
 	done := castable(r.Finished, len(r.Finished)) // listed or not, they are stale in the digest
-	finished := done[max(0, len(done)-maxRuns):]
+	finished := sized(done[max(0, len(done)-maxRuns):])
 	d.Objective = "" // on the block's own line
 	d.OpenRuns, d.FinishedRuns = withoutRuns(d.OpenRuns, done), withoutRuns(d.FinishedRuns, done)
 	section := func(room int) string {

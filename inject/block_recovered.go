@@ -114,7 +114,7 @@ func RecoveryBlock(r Recovery, maxChars int) string {
 		return ""
 	}
 	done := castable(r.Finished, len(r.Finished))
-	finished := done[max(0, len(done)-recoveredRuns):]
+	finished := sized(done[max(0, len(done)-recoveredRuns):])
 	d := c.Digest
 	d.OpenRuns, d.FinishedRuns = withoutRuns(d.OpenRuns, done), withoutRuns(d.FinishedRuns, done)
 	section := func(room int) string {

@@ -55,7 +55,10 @@ const (
 )
 
 // EstimateTokens estimates how many tokens s is to a model: Len(s) / CharsPerToken, rounded up.
-func EstimateTokens(s string) int { return (Len(s) + CharsPerToken - 1) / CharsPerToken }
+func EstimateTokens(s string) int { return tokensOf(Len(s)) }
+
+// tokensOf estimates the tokens of a text of n UTF-16 units.
+func tokensOf(n int) int { return (n + CharsPerToken - 1) / CharsPerToken }
 
 // LevelName names a condensation level: "passthrough", "LLM summary", "head/tail"; another
 // value reads "unknown".
@@ -78,19 +81,29 @@ func LevelName(level int) string {
 // units. A run already swept keeps its result and level; a run with no result gives "" at
 // level 1.
 func Condense(r kv.Run, maxTokens int) (string, int) {
+	return condense3(r, maxTokens, Len(r.Result), 0)
+}
+
+// condense3 is Condense for a result of total units (Len(r.Result), measured once by the
+// caller: a result may be megabytes), its level-2 and level-3 forms made within roomCap units
+// when that is positive and smaller than the limit's (the room a cast has).
+func condense3(r kv.Run, maxTokens, total, roomCap int) (string, int) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxResultTokens
 	}
 	room := maxTokens * CharsPerToken
+	if roomCap > 0 {
+		room = min(room, roomCap)
+	}
 	switch {
 	case r.Swept:
 		return r.Result, max(r.Condensation, LevelPassthrough)
-	case EstimateTokens(r.Result) <= maxTokens:
+	case tokensOf(total) <= maxTokens:
 		return resultText(r.Result), LevelPassthrough
 	case strings.TrimSpace(r.Summary) != "":
 		return headTail(r.Summary, room), LevelSummary
 	}
-	return headTail(r.Result, room), LevelHeadTail
+	return headTailOf(r.Result, room, total), LevelHeadTail
 }
 
 // CastOptions are the limits a cast is made within.
@@ -134,7 +147,24 @@ func CastRun(r kv.Run, o CastOptions) string {
 	if o.MaxChars > 0 && o.MaxChars < MinCastChars && !o.Full {
 		return ""
 	}
-	c := castOf(r, o)
+	return castSized(r, o, Len(r.Result))
+}
+
+// castSized is CastRun for a result of total units (measured once by the caller).
+func castSized(r kv.Run, o CastOptions, total int) string {
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxResultTokens
+	}
+	if o.MaxChars > 0 && o.MaxChars < MinCastChars && !o.Full {
+		return ""
+	}
+	roomCap := 0
+	if o.MaxChars > 0 && !o.Full {
+		// What the header and footer leave, so the body is condensed once, to fit.
+		bare := cast{level: LevelHeadTail, original: total}
+		roomCap = max(minCastBody, o.MaxChars-Len(bare.render(r, o))-16)
+	}
+	c := castOf(r, o, total, roomCap)
 	if o.Full || o.MaxChars <= 0 {
 		return c.render(r, o)
 	}
@@ -148,7 +178,7 @@ func CastRun(r kv.Run, o CastOptions) string {
 		if room < minCastBody {
 			return ""
 		}
-		c.cut(r, room)
+		c.cut(r, room, total)
 	}
 	return ""
 }
@@ -163,14 +193,14 @@ type cast struct {
 }
 
 // castOf chooses r's body and level (see CastRun), before any cut to fit.
-func castOf(r kv.Run, o CastOptions) cast {
+func castOf(r kv.Run, o CastOptions, total, roomCap int) cast {
 	switch {
 	case r.Open():
 		return cast{body: "(no result yet: the sub-agent is " + cmp.Or(oneLine(r.Status, runStatusChars), "running") + ")", level: LevelPassthrough, none: true}
 	case strings.TrimSpace(r.Result) == "":
 		return cast{body: "(no result returned)", level: LevelPassthrough, none: true}
 	}
-	c := cast{original: Len(r.Result)}
+	c := cast{original: total}
 	if r.Swept && r.ResultChars > 0 {
 		c.original = r.ResultChars
 	}
@@ -180,7 +210,7 @@ func castOf(r kv.Run, o CastOptions) cast {
 	case o.Full:
 		c.body, c.level = resultText(r.Result), max(r.Condensation, LevelPassthrough)
 	default:
-		c.body, c.level = Condense(r, o.MaxTokens)
+		c.body, c.level = condense3(r, o.MaxTokens, total, roomCap)
 		c.body = resultText(c.body)
 	}
 	c.whole = c.level == LevelPassthrough
@@ -190,13 +220,13 @@ func castOf(r kv.Run, o CastOptions) cast {
 // cut shortens c's body to room units: the full result, when it is at hand and the body came
 // from it, is cut afresh (level 3, one omission line counting what the full result lost); a
 // summary or a swept result is cut as it is, keeping its level.
-func (c *cast) cut(r kv.Run, room int) {
+func (c *cast) cut(r kv.Run, room, total int) {
 	if c.none {
 		c.body = Head(c.body, room)
 		return
 	}
 	if c.level != LevelSummary && !r.Swept {
-		c.body, c.level = headTail(r.Result, room), LevelHeadTail
+		c.body, c.level = headTailOf(r.Result, room, total), LevelHeadTail
 	} else {
 		c.body = headTail(c.body, room)
 	}
@@ -332,8 +362,10 @@ func resultText(s string) string { return normalizeLines(Redact(clean(s))) }
 // Each part ends (the head) or starts (the tail) at a line break when one lies within the
 // fifth of its room nearest the cut. Only as much of s as the room needs is read, so a huge result costs what is shown. A room too
 // small for the omission line and a little of each end yields the head alone, Head-cut.
-func headTail(s string, limit int) string {
-	total := Len(s)
+func headTail(s string, limit int) string { return headTailOf(s, limit, Len(s)) }
+
+// headTailOf is headTail for s of total units (measured once by the caller).
+func headTailOf(s string, limit, total int) string {
 	if total <= limit {
 		if t := resultText(s); Len(t) <= limit {
 			return t
@@ -369,7 +401,7 @@ func clipLast(s string, room int) string  { c, _ := clipTail(s, rawBudget(room))
 // Each cast gets an even share of the room, and the room a shorter cast leaves goes to the
 // longer ones; while a share would be under MinCastChars the first run is left out. "" when no
 // run is left.
-func castAll(runs []kv.Run, o CastOptions, room int) string {
+func castAll(runs []sizedRun, o CastOptions, room int) string {
 	const sep = "\n\n"
 	for len(runs) > 0 && (room-len(sep)*(len(runs)-1))/len(runs) < MinCastChars {
 		runs = runs[1:]
@@ -384,7 +416,7 @@ func castAll(runs []kv.Run, o CastOptions, room int) string {
 	order := make([]int, len(runs))
 	for i, r := range runs {
 		o.MaxChars = left
-		casts[i] = CastRun(r, o)
+		casts[i] = castSized(r.Run, o, r.total)
 		natural[i], order[i] = Len(casts[i]), i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(natural[a], natural[b]) })
@@ -392,11 +424,27 @@ func castAll(runs []kv.Run, o CastOptions, room int) string {
 		share := left / (len(order) - k)
 		if natural[i] > share {
 			o.MaxChars = share
-			casts[i] = CastRun(runs[i], o)
+			casts[i] = castSized(runs[i].Run, o, runs[i].total)
 		}
 		left -= Len(casts[i])
 	}
 	return strings.Join(slices.DeleteFunc(casts, func(s string) bool { return s == "" }), sep)
+}
+
+// sizedRun is a run with its result's length in UTF-16 units, measured once: a result may be
+// megabytes, and one cast measures it several times.
+type sizedRun struct {
+	kv.Run
+	total int
+}
+
+// sized measures the results of runs.
+func sized(runs []kv.Run) []sizedRun {
+	out := make([]sizedRun, len(runs))
+	for i, r := range runs {
+		out[i] = sizedRun{r, Len(r.Result)}
+	}
+	return out
 }
 
 // castable returns the runs of runs a session was told the results of: finished (not open, not

@@ -174,3 +174,20 @@ func FuzzCastRun(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkObjectiveBlock_Casts is the reinforcement of a session with 8 finished sub-agents
+// whose results are 1 MB each: the casts read only what they show.
+func BenchmarkObjectiveBlock_Casts(b *testing.B) {
+	result := strings.Repeat("a line of a very long sub-agent report, with paths like cart/total.go:41.\n", 14000)
+	r := inject.Reinforcement{Objective: "Fix the totals.", Checkpoint: &kv.Checkpoint{Digest: kv.Digest{LastAssistant: "working"}}}
+	for i := range 8 {
+		r.Finished = append(r.Finished, kv.Run{ID: fmt.Sprintf("r%d", i), Status: kv.RunCompleted, Description: "survey", Result: result,
+			EndedAt: time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC)})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := inject.ObjectiveBlock(r, 0); inject.Len(out) > inject.DefaultMaxChars {
+			b.Fatal("over the cap")
+		}
+	}
+}
