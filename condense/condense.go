@@ -5,8 +5,9 @@
 // here decides when to call it (the engine does, in the background, never while a harness
 // waits) and nothing is stored here.
 //
-// Every failure (no answer within the timeout, a non-2xx status, a reply that is not the JSON
-// asked for, an empty summary) is an error: the caller falls back to level 3 (head and tail).
+// Every failure (no answer within the timeout, a non-2xx status, a redirect, which is never
+// followed, a reply that is not the JSON asked for, an empty summary) is an error: the caller
+// falls back to level 3 (head and tail). What is sent is sent as given: the caller redacts it.
 package condense
 
 import (
@@ -50,8 +51,9 @@ type Client struct {
 	Token string
 	// Timeout bounds one summary, connection to last byte; zero means DefaultTimeout.
 	Timeout time.Duration
-	// HTTP makes the requests; nil means a client of its own (no timeout of its own: Timeout
-	// bounds each call).
+	// HTTP makes the requests; nil means a client of its own that follows no redirect (a 3xx
+	// reply is an error: a 307 must not resend the result to another address) and has no
+	// timeout of its own (Timeout bounds each call).
 	HTTP *http.Client
 }
 
@@ -121,7 +123,8 @@ func (c *Client) Summarize(ctx context.Context, task, result string) (Summary, e
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		// No redirect is followed: the result goes to the configured endpoint or nowhere.
+		hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -191,6 +191,24 @@ func TestCondense_Failures(t *testing.T) {
 	}
 }
 
+// TestCondense_NoRedirect: a redirect from the endpoint is an error, never followed: a 307
+// would send the result, body and all, to another address.
+func TestCondense_NoRedirect(t *testing.T) {
+	elsewhere := newStandin(t, answer)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	if got, err := (&condense.Client{URL: redirector.URL, Model: "m", Timeout: time.Second}).Condense(t.Context(), "t", "the result"); err == nil {
+		t.Errorf("got %q and no error from a 307", got)
+	}
+	elsewhere.mu.Lock()
+	defer elsewhere.mu.Unlock()
+	if len(elsewhere.requests) != 0 {
+		t.Errorf("the redirect was followed: the other address got %d requests", len(elsewhere.requests))
+	}
+}
+
 func TestSummaryText(t *testing.T) {
 	s := condense.Summary{Summary: "  two\nlines  ", Errors: []string{"", "e1"}, KeyData: make([]string, 20)}
 	for i := range s.KeyData {
