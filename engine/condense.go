@@ -61,7 +61,8 @@ func (e *Engine) wantsSummary(r kv.Run) bool {
 }
 
 // summarize asks the condenser for r's summary, within Runs.CondenseTimeout, once per run per
-// process: a run asked about already gets an error at once.
+// process: a run asked about already gets an error at once. The task and the result are sent
+// redacted (inject.Redact): no secret a sub-agent read leaves heirloom.
 func (e *Engine) summarize(ctx context.Context, r kv.Run) (string, error) {
 	if !e.summaries.claim(lockKey(r.Scope, r.ID)) {
 		return "", errors.New("asked already")
@@ -69,7 +70,9 @@ func (e *Engine) summarize(ctx context.Context, r kv.Run) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.Config.Runs.CondenseTimeout)
 	defer cancel()
 	start := time.Now()
-	s, err := e.Condenser.Condense(ctx, r.Prompt, r.Result)
+	// The endpoint is outside heirloom: it gets the task and the result redacted, as every cast
+	// shows them.
+	s, err := e.Condenser.Condense(ctx, inject.Redact(r.Prompt), inject.Redact(r.Result))
 	if err != nil {
 		if e.ctx.Err() == nil {
 			e.Logger.Warn("result not summarised; it is shown at level 3 (head and tail)", "run", r.ID, "after", time.Since(start).Round(time.Millisecond), "error", err)
