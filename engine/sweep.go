@@ -20,8 +20,9 @@ import (
 //     and a running run whose parent session ended (at least min(GhostGrace, a minute) ago, so
 //     the harness's own report of the run's end, on its way, wins), as ghost_sweep;
 //   - the retention sweep replaces the full result of a run that ended more than
-//     Runs.ResultRetention ago by its condensed form (inject.Condense: level 1, 2 or 3), keeping
-//     its length (ResultChars) and when (Swept, SweptAt).
+//     Runs.ResultRetention ago by its condensed form (inject.Condense: level 1, 2 when the
+//     background condenser stored a summary, else 3), keeping its length (ResultChars) and when
+//     (Swept, SweptAt). It never asks a model itself.
 //
 // They run once when the engine opens (for runs left open, or results kept, while heirloom was
 // down) and then every sweepEvery. Each looks only at what it sweeps (the store's indexes of
@@ -214,23 +215,15 @@ func (e *Engine) sweepResults(ctx context.Context, st *SweepStats) error {
 	return nil
 }
 
-// sweepResult replaces r's full result by its condensed form. A long result without a level-2
-// summary gets one first when a condenser is configured (see condenseRun); otherwise, or when
-// that fails, it is kept at level 3.
+// sweepResult replaces r's full result by its condensed form: its level-2 summary when the
+// background condenser stored one (see condenseRun), else level 3. It never asks a model: the
+// sweeps' pass would wait on it, and the watchdog and the ghost sweep with it.
 func (e *Engine) sweepResult(ctx context.Context, r kv.Run) (bool, error) {
-	if r.Summary == "" && e.wantsSummary(r) {
-		if s, err := e.summarize(ctx, r); err == nil {
-			r.Summary = s
-		}
-	}
 	unlock := e.lockRun(r)
 	defer unlock()
 	_, err := e.Store.UpdateRun(ctx, r.Scope, r.ID, func(cur *kv.Run, exists bool) error {
 		if !exists || cur.Swept || cur.Result != r.Result {
 			return errUnchanged // changed meanwhile: the next sweep looks again
-		}
-		if cur.Summary == "" {
-			cur.Summary = r.Summary
 		}
 		body, level := inject.Condense(*cur, e.Config.Runs.MaxResultTokens)
 		cur.ResultChars, cur.Result, cur.Condensation = inject.Len(cur.Result), body, level

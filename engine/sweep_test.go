@@ -366,6 +366,48 @@ func TestCondense_Level2(t *testing.T) {
 	})
 }
 
+// TestCondense_SweepAsksNoModel: the retention sweep never asks the model: a result without a
+// stored summary is swept at level 3 at once, while the background condenser is still waiting on
+// the model (here, for ever) about another run; the model is asked by the condenser alone.
+func TestCondense_SweepAsksNoModel(t *testing.T) {
+	dir := t.TempDir()
+	tr := cct.NewTree(t, "S")
+	configure := func(c *condenser) func(*engine.Engine) {
+		return func(e *engine.Engine) {
+			shortRuns(time.Hour, time.Hour, time.Hour)(e)
+			e.Config.Runs.MaxResultTokens, e.Config.Runs.CondenseTimeout = 500, time.Minute
+			if c != nil {
+				e.Condenser = c
+			}
+		}
+	}
+	e, closeAll := openEngineAt(t, dir, tr, configure(nil))
+	old := time.Now().Add(-2 * time.Hour) // past the retention
+	finished(t, e, "first", longResult, old)
+	finished(t, e, "second", longResult, old.Add(time.Second))
+	closeAll()
+
+	c := &condenser{summary: "Summary: never in time.", delay: time.Hour} // a model that never answers
+	e, _ = openEngineAt(t, dir, tr, configure(c))
+	start := time.Now()
+	for _, id := range []string{"first", "second"} {
+		r := waitRun(t, e, id, "swept", func(r kv.Run) bool { return r.Swept })
+		if r.Condensation != inject.LevelHeadTail {
+			t.Errorf("run %s swept at level %d, want 3 (no summary stored)", id, r.Condensation)
+		}
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("sweeping took %s: the sweep waited on the model", d)
+	}
+	if err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := c.count(); n != 1 {
+		t.Errorf("the model was asked %d times, want once (by the background condenser, about one run at a time)", n)
+	}
+}
+
 // TestReinforcement_CastsResults: after a compaction, the reinforcement casts the results of the
 // session's finished sub-agents, within the reply's cap.
 func TestReinforcement_CastsResults(t *testing.T) {
