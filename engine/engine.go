@@ -171,8 +171,17 @@ var ErrNotOpen = errors.New("engine not open")
 
 // detach runs fn under the engine's own context, so that what it writes is finished even when
 // the caller stops waiting, and waits for it until ctx ends. It returns fn's result, or ctx's
-// error when ctx ended first (fn then finishes in the background, and Close waits for it).
+// error when ctx ended first (fn then finishes in the background, and Close waits for it). A
+// result detach returns was handed to the caller in time; one it did not, never was.
 func detach[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, error)) (T, error) {
+	return detachLate(ctx, e, fn, nil)
+}
+
+// detachLate is detach, with late (when not nil) called with fn's result when the caller
+// stopped waiting before it: what fn decided never reached the caller (a hook's harness got
+// the empty answer instead). late runs in fn's goroutine, under the engine's context, and
+// Close waits for it. Exactly one of the two gets the result: the caller, or late.
+func detachLate[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, error), late func(ctx context.Context, v T, err error)) (T, error) {
 	var zero T
 	if !e.add() {
 		return zero, ErrNotOpen
@@ -181,16 +190,24 @@ func detach[T any](ctx context.Context, e *Engine, fn func(context.Context) (T, 
 		v   T
 		err error
 	}
-	done := make(chan result, 1)
+	done := make(chan result) // unbuffered: the caller takes the result, or does not
+	gone := make(chan struct{})
 	go func() {
 		defer e.wg.Done()
 		v, err := fn(e.ctx)
-		done <- result{v, err}
+		select {
+		case done <- result{v, err}:
+		case <-gone:
+			if late != nil {
+				late(e.ctx, v, err)
+			}
+		}
 	}()
 	select {
 	case r := <-done:
 		return r.v, r.err
 	case <-ctx.Done():
+		close(gone)
 		return zero, ctx.Err()
 	}
 }

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -8,8 +10,10 @@ import (
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/inject"
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // drain returns what sub has received so far, without waiting past a short quiet spell.
@@ -97,6 +101,42 @@ func TestEvents_SpawnLifecycle(t *testing.T) {
 		if ev.Session != "S:agent1" && ev.Data["child"] != "S:agent1" {
 			t.Errorf("the child's subscriber saw %+v", ev)
 		}
+	}
+}
+
+// TestEvents_BlockNotDelivered: a block is reported injected only when the hook's answer was
+// returned in time; past the deadline the harness got nothing, so nothing is reported, though
+// the work behind it (the child's pairing) is finished in the background.
+func TestEvents_BlockNotDelivered(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, nil)
+	sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventBlockInjected}}, 0)
+	defer sub.Close()
+	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser."), cct.AssistantLine("a1", "Reading."))
+	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller", ""))
+
+	late, cancel := context.WithCancel(t.Context())
+	cancel() // the hook's deadline passed before heirloom answered
+	body, _ := json.Marshal(cct.Start(tr, "S", "agent1", "Explore"))
+	ev, err := claudecode.Adapter{}.Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := e.Hook(late, ev); err == nil || a.Context != "" {
+		t.Fatalf("hook past its deadline: got %+v, %v; want no answer and the context's error", a, err)
+	}
+	waitRun(t, e, "toolu_1", "paired in the background", func(r kv.Run) bool { return r.ChildID == "S:agent1" })
+	if evs := drain(sub); len(evs) != 0 {
+		t.Errorf("block.injected for an answer never delivered: %+v", evs)
+	}
+
+	// In time: reported.
+	if block := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore")); block == "" {
+		t.Fatal("no inherited block on the repeated SubagentStart")
+	}
+	if evs := drain(sub); len(evs) != 1 || evs[0].Session != "S:agent1" {
+		t.Errorf("block.injected in time: got %+v, want one for S:agent1", evs)
 	}
 }
 

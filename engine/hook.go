@@ -20,17 +20,18 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
-	return detach(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
-		a, err := e.hook(ctx, ev)
-		if err == nil && a.Context != "" {
-			to := ev.SessionID
-			if ev.Kind == adapters.KindSubagentStart {
-				to = childID(ev.SessionID, ev.AgentID)
-			}
-			e.blocksInjected(e.Scope, to, a.Context, string(ev.Kind))
-		}
-		return a, err
+	a, err := detach(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
+		return e.hook(ctx, ev)
 	})
+	if err == nil && a.Context != "" {
+		// Reported only when answered in time: past the deadline the harness got nothing.
+		to := ev.SessionID
+		if ev.Kind == adapters.KindSubagentStart {
+			to = childID(ev.SessionID, ev.AgentID)
+		}
+		e.blocksInjected(e.Scope, to, a.Context, string(ev.Kind))
+	}
+	return a, err
 }
 
 // hook is Hook's work. All work for one top-level session runs under that session's lock, so
