@@ -403,8 +403,8 @@ func TestCondense_SweepAsksNoModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := c.count(); n != 1 {
-		t.Errorf("the model was asked %d times, want once (by the background condenser, about one run at a time)", n)
+	if n := c.count(); n > 1 {
+		t.Errorf("the model was asked %d times, want once at most (by the background condenser, one run at a time, unless the sweep got there first)", n)
 	}
 }
 
