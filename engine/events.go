@@ -202,6 +202,9 @@ func (e *Engine) observeSession(c *kv.SessionChange, now time.Time) {
 
 func (e *Engine) observeRun(c *kv.RunChange, now time.Time) {
 	r := c.New
+	// A refused run whose harness went ahead after all (see unrefuse) starts and ends like an
+	// open one.
+	wasOpen := c.Existed && (c.Old.Open() || c.Old.Status == kv.RunRefused && r.Status != kv.RunRefused)
 	switch {
 	case r.Status == kv.RunRefused && (!c.Existed || c.Old.Status != kv.RunRefused):
 		e.Feed.Publish(Event{Type: EventSpawnRefused, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID,
@@ -212,11 +215,11 @@ func (e *Engine) observeRun(c *kv.RunChange, now time.Time) {
 		// would have given, and going ahead.
 		e.Feed.Publish(Event{Type: EventSpawnRefused, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID,
 			Data: map[string]any{"reason": r.Reason, "depth": r.Depth, "type": r.Type, "enforced": false}})
-	case r.ChildID != "" && (!c.Existed || c.Old.ChildID == "") && (r.Open() || c.Existed && c.Old.Open()):
+	case r.ChildID != "" && (!c.Existed || c.Old.ChildID == "") && (r.Open() || wasOpen):
 		e.Feed.Publish(Event{Type: EventRunStarted, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID,
 			Data: map[string]any{"child": r.ChildID, "type": r.Type, "depth": r.Depth}})
 	}
-	if !r.Open() && (!c.Existed || c.Old.Open()) {
+	if !r.Open() && (!c.Existed || wasOpen) {
 		data := map[string]any{"status": r.Status, "end_reason": r.EndReason}
 		if r.ChildID != "" {
 			data["child"] = r.ChildID

@@ -14,14 +14,20 @@ import (
 // answer for the harness: context for the model ("" for none), and the refusal of a spawn past
 // the spawn limits (Answer.Deny, see SpawnRefusal). The work runs under the engine's own
 // context, so whatever it writes is finished even when ctx (the hook's deadline) ends first;
-// Hook then returns ctx's error and the harness gets no answer: a spawn goes ahead. An event of
-// an unknown kind is no error.
+// Hook then returns ctx's error and the harness gets no answer: a spawn goes ahead, and a
+// refusal it never read is recorded as not delivered (see refusalLost). An event of an unknown
+// kind is no error.
 func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, error) {
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
-	a, err := detach(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
+	a, err := detachLate(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
 		return e.hook(ctx, ev)
+	}, func(ctx context.Context, a adapters.Answer, err error) {
+		if err == nil && a.Deny != "" && ev.Spawn != nil {
+			// The harness got {} and spawns: the refusal it never read is no refusal.
+			e.refusalLost(ctx, e.harness(ev.Harness), e.Scope, ev.SessionID, ev.Spawn.ToolUseID)
+		}
 	})
 	if err == nil && a.Context != "" {
 		// Reported only when answered in time: past the deadline the harness got nothing.

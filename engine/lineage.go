@@ -236,8 +236,10 @@ func (e *Engine) inferRoot(ctx context.Context, ev adapters.Event) (string, erro
 // confirm makes, inside tx, the run toolUseID the one paired with sub-agent session childID,
 // correcting a provisional pairing: a run wrongly holding the child gives it up (taking this
 // run's previous child, if any, so that one is corrected in turn when its own confirmation
-// arrives), and the children's parents, titles and objectives are taken from their runs. A spawn
-// or a sub-agent heirloom never saw is no error: nothing changes.
+// arrives), and the children's parents, titles and objectives are taken from their runs. A
+// refused run whose sub-agent ran after all (the refusal never reached the harness) is no longer
+// refused: it runs (see unrefuse). A spawn or a sub-agent heirloom never saw is no error:
+// nothing changes.
 func (e *Engine) confirm(tx *kv.Tx, toolUseID, childID string) error {
 	run, err := tx.GetRun(e.Scope, toolUseID)
 	if errors.Is(err, kv.ErrNotFound) {
@@ -280,6 +282,7 @@ func (e *Engine) confirm(tx *kv.Tx, toolUseID, childID string) error {
 		}
 	}
 	run, err = tx.UpdateRun(e.Scope, run.ID, func(r *kv.Run, _ bool) error {
+		unrefuse(r) // refused, yet its sub-agent ran: the refusal never reached the harness
 		r.ChildID, r.Provisional = childID, false
 		if r.Status == kv.RunPending {
 			r.Status, r.StartedAt = kv.RunRunning, child.CreatedAt
@@ -399,7 +402,8 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 
 // spawnResult records what the spawning tool call returned, after confirming which sub-agent
 // served it (tool_response.agentId ↔ tool_use_id), in one transaction: its status and end
-// reason, result, tokens, duration and turns.
+// reason, result, tokens, duration and turns. A refused spawn's result is recorded only when it
+// shows a sub-agent ran (see wentAhead): the harness never received the refusal.
 func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev adapters.Event) error {
 	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" || ev.Result == nil {
 		return nil
@@ -425,6 +429,9 @@ func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev ad
 				r.Harness, r.RootID, r.ParentID = ev.Harness, ev.SessionID, issuerID(ev)
 				r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
 				r.CreatedAt, r.Status = ev.At, kv.RunPending
+			}
+			if r.Status == kv.RunRefused && wentAhead(ev.Result) {
+				unrefuse(r) // its sub-agent ran: the refusal never reached the harness
 			}
 			if r.Status == kv.RunRefused || launched(ev.Result.Status) || r.Swept {
 				return nil // refused: no sub-agent ran; launched: it runs on, its SubagentStop ends it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
@@ -71,7 +72,9 @@ func SpawnRefusal(reason string) string { return "heirloom refused this sub-agen
 // the engine's own context, so the record is written whole even when the plugin stops waiting.
 // A sub-agent whose parent is not known yet is first asked about, as Inject asks (within
 // Config.DescribeWait). A session heirloom does not know, nor its Parent, is allowed and
-// nothing is recorded: the harness's stream records the spawn when it sees it.
+// nothing is recorded: the harness's stream records the spawn when it sees it. A refusal the
+// plugin stopped waiting for before it was decided was never delivered: the call ran, and the
+// run is recorded so (see refusalLost).
 func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecision, error) {
 	if req.Session == "" {
 		return SpawnDecision{Allow: true}, nil
@@ -84,7 +87,13 @@ func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecisio
 	if scope == "" {
 		scope = e.Scope
 	}
-	return detach(ctx, e, func(ctx context.Context) (SpawnDecision, error) {
+	late := func(ctx context.Context, d SpawnDecision, err error) {
+		if err == nil && !d.Allow && req.CallID != "" {
+			// The plugin stopped waiting and let the call run: the refusal was not delivered.
+			e.refusalLost(ctx, reg, scope, req.Session, req.CallID)
+		}
+	}
+	return detachLate(ctx, e, func(ctx context.Context) (SpawnDecision, error) {
 		if req.Parent == "" && reg.Plugin != nil && reg.Plugin.IsSubagent(req.Session) {
 			// A sub-agent whose parent the harness's events have not told yet: asked as Inject
 			// asks, before the lock (what the harness says is consumed under its sessions' locks).
@@ -114,7 +123,7 @@ func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecisio
 			spawn:       adapters.Spawn{ToolUseID: req.CallID, Description: req.Description, Prompt: req.Prompt, Type: req.Type},
 			refusedOnly: reg.RunsByChild,
 		})
-	})
+	}, late)
 }
 
 // hookSpawn decides the spawn a hook reports (Claude Code's PreToolUse of the Agent tool) and
@@ -156,7 +165,7 @@ type spawnCall struct {
 
 // decideSpawn decides c against the limits and records its run, unless c has no id. A call
 // already recorded gets the answer it got: a refused one is refused again, one whose sub-agent
-// started or finished is allowed. One still pending (asked again, or recorded first by the
+// started or finished, or whose refusal was not delivered, is allowed. One still pending (asked again, or recorded first by the
 // harness's stream) is decided again, not counting itself among the parent's active children.
 func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, error) {
 	d := SpawnDecision{Allow: true}
@@ -172,7 +181,8 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 			return SpawnDecision{}, err
 		case r.Status == kv.RunRefused:
 			return SpawnDecision{Reason: r.Reason, Depth: r.Depth}, nil
-		case !r.Pending():
+		case !r.Pending() || undelivered(r):
+			// Started, finished, or refused and gone ahead regardless: it is not refused again.
 			return SpawnDecision{Allow: true, Reason: r.Reason, Depth: r.Depth}, nil
 		default:
 			pending = true
@@ -254,6 +264,67 @@ func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int,
 		return fmt.Sprintf("parent already has %d active sub-agents (spawn.max_children %d)", n, lim.MaxChildren), nil
 	}
 	return "", nil
+}
+
+// refusalNotDelivered starts the reason of a run heirloom refused whose harness went ahead
+// anyway: the refusal reached it too late (the hook's or the plugin's deadline passed first, and
+// it failed open) or not at all. The refusal's own reason follows in parentheses.
+const refusalNotDelivered = "refusal not delivered: the harness went ahead"
+
+// unrefuse makes refused run r, whose harness went ahead after all, an open run again: pending
+// (its caller pairs it, or ends it, as the harness reports), its reason saying the refusal was
+// not delivered and what it was. It reports whether r was refused.
+func unrefuse(r *kv.Run) bool {
+	if r.Status != kv.RunRefused {
+		return false
+	}
+	r.Status, r.EndReason = kv.RunPending, ""
+	if r.Reason != "" {
+		r.Reason = refusalNotDelivered + " (" + r.Reason + ")"
+	} else {
+		r.Reason = refusalNotDelivered
+	}
+	return true
+}
+
+// undelivered reports whether r is a run whose refusal never reached its harness (see unrefuse).
+func undelivered(r kv.Run) bool { return strings.HasPrefix(r.Reason, refusalNotDelivered) }
+
+// wentAhead reports whether a spawn's result shows that a sub-agent ran for it: it names the
+// sub-agent, or says the spawn completed or was launched. A failure naming none is what a
+// refusal the harness received looks like (the spawning call's error).
+func wentAhead(res *adapters.Result) bool {
+	return res != nil && (res.AgentID != "" || launched(res.Status) || endReason(res.Status) == kv.EndCompleted)
+}
+
+// refusalLost records that the refusal of spawn id, a run of scope recorded under the lock of
+// session lock, never reached the harness, which then went ahead (its deadline passed first:
+// detachLate): the run becomes pending again (see unrefuse), so the sub-agent that starts for it
+// pairs with it and counts against its parent's spawn.max_children. A harness whose events name
+// runs by the child (adapters.Registration.RunsByChild) records that run itself: the refused
+// record only notes that its refusal was not delivered.
+func (e *Engine) refusalLost(ctx context.Context, reg adapters.Registration, scope, lock, id string) {
+	unlock := e.locks.lock(lockKey(scope, lock))
+	defer unlock()
+	r, err := e.Store.UpdateRun(ctx, scope, id, func(r *kv.Run, exists bool) error {
+		if !exists || r.ChildID != "" || !unrefuse(r) {
+			return errUnchanged
+		}
+		if reg.RunsByChild {
+			r.Status = kv.RunRefused // the child's run is the harness's; this one stays no run of a sub-agent
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+		return
+	case err != nil:
+		if ctx.Err() == nil {
+			e.Logger.Warn("a refusal the harness never received is left recorded as refused", "run", id, "error", err)
+		}
+		return
+	}
+	e.Logger.Debug("refusal not delivered: the harness went ahead", "run", id, "parent", r.ParentID)
 }
 
 // sameRun reports whether a decision changed nothing of a run it was recorded on.

@@ -2,13 +2,16 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -395,4 +398,179 @@ func TestSpawnCheck_DescribesUnknownSubagent(t *testing.T) {
 	if evs := drain(sub); len(evs) != 1 || evs[0].Run != "call_3" || evs[0].Scope != "main" || evs[0].Session != child || evs[0].Data["enforced"] != false {
 		t.Errorf("feed: got %+v, want one spawn.refused for call_3, enforced false", evs)
 	}
+}
+
+// TestSpawnLimit_RefusalNotDelivered: a refusal the harness never received (its hook's or its
+// plugin's deadline passed first, and it failed open; or the answer was lost on its way) leaves
+// no run stuck as refused: once the harness shows it went ahead (a hook past its deadline, a
+// child paired or confirmed, a streamed child or result), the run is open, counts against
+// spawn.max_children, and ends as the harness reports, its result kept and its reason saying
+// the refusal was not delivered. The feed reports its start and end.
+func TestSpawnLimit_RefusalNotDelivered(t *testing.T) {
+	const limit = "parent already has 1 active sub-agents (spawn.max_children 1)"
+	const note = "refusal not delivered: the harness went ahead (" + limit + ")"
+	feedOf := func(t *testing.T, e *engine.Engine, run string) func() []string {
+		sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventRunStarted, engine.EventRunEnded}}, 0)
+		t.Cleanup(sub.Close)
+		return func() []string {
+			var out []string
+			for _, ev := range drain(sub) {
+				if ev.Run == run {
+					out = append(out, ev.Type)
+				}
+			}
+			return out
+		}
+	}
+	ended := func(t *testing.T, r kv.Run, child, result string) {
+		t.Helper()
+		if r.Status != kv.RunCompleted || r.EndReason != kv.EndCompleted || r.ChildID != child || r.Result != result || r.Reason != note {
+			t.Errorf("run after its sub-agent returned: status %q, end %q, child %q, result %q, reason %q; want completed by %s with %q, reason %q",
+				r.Status, r.EndReason, r.ChildID, r.Result, r.Reason, child, result, note)
+		}
+	}
+
+	t.Run("ClaudeCodeHookPastDeadline", func(t *testing.T) {
+		tr := cct.NewTree(t, "S")
+		e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
+		feed := feedOf(t, e, "t2")
+		spawnStarted(t, e, tr, "t1", "a1")
+		late, cancel := context.WithCancel(t.Context())
+		cancel() // the deny is decided after the hook's deadline: Claude Code gets {} and spawns
+		if a, err := e.Hook(late, decode(t, cct.Spawn(tr, "S", "t2", "Explore", "task t2"))); err == nil || a.Deny != "" {
+			t.Fatalf("hook past its deadline: got %+v, %v; want no answer", a, err)
+		}
+		r := waitRecorded(t, e, "t2", func(r kv.Run) bool { return r.Reason == note })
+		if r.Status != kv.RunPending {
+			t.Fatalf("undelivered refusal: got %+v, want pending", r)
+		}
+		mustHook(t, e, cct.Start(tr, "S", "a2", "Explore"))
+		if r := mustRun(t, e, "t2"); r.Status != kv.RunRunning || r.ChildID != "S:a2" {
+			t.Fatalf("after its SubagentStart: got %+v, want running with S:a2", r)
+		}
+		if n := activeChildren(t, e, "S"); n != 2 {
+			t.Errorf("active children: got %d, want 2 (it counts against spawn.max_children)", n)
+		}
+		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t3", "Explore", "task t3")); a.Deny == "" {
+			t.Errorf("a third spawn while both run: got %+v, want refused", a)
+		}
+		mustHook(t, e, cct.Result(tr, "S", "t2", "a2", "SECOND RESULT"))
+		ended(t, mustRun(t, e, "t2"), "S:a2", "SECOND RESULT")
+		if got := feed(); !slices.Equal(got, []string{engine.EventRunStarted, engine.EventRunEnded}) {
+			t.Errorf("feed for t2: %v, want run.started then run.ended", got)
+		}
+	})
+
+	t.Run("ClaudeCodeConfirmed", func(t *testing.T) {
+		// Refused in time, but the harness ran it regardless (the answer was lost on its way):
+		// its sub-agent starts unpaired, and the spawn's result names it.
+		tr := cct.NewTree(t, "S")
+		e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
+		feed := feedOf(t, e, "t2")
+		spawnStarted(t, e, tr, "t1", "a1")
+		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "Explore", "task t2")); a.Deny == "" {
+			t.Fatalf("second spawn: got %+v, want refused", a)
+		}
+		mustHook(t, e, cct.Start(tr, "S", "a2", "Explore"))
+		mustHook(t, e, cct.Result(tr, "S", "t2", "a2", "SECOND RESULT"))
+		ended(t, mustRun(t, e, "t2"), "S:a2", "SECOND RESULT")
+		if s := mustSession(t, e, "S:a2"); s.ParentID != "S" || s.Objective != "task t2" {
+			t.Errorf("the sub-agent: parent %q, objective %q; want S and its run's task", s.ParentID, s.Objective)
+		}
+		if got := feed(); !slices.Equal(got, []string{engine.EventRunStarted, engine.EventRunEnded}) {
+			t.Errorf("feed for t2: %v, want run.started then run.ended", got)
+		}
+	})
+
+	for _, late := range []bool{false, true} {
+		name := "OpenCodeStream"
+		if late {
+			name = "OpenCodePluginPastDeadline"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := openEngine(t, cct.NewTree(t, "unused"), limits(0, 1, engine.SpawnEnforce))
+			feed := feedOf(t, e, "call_2")
+			streamSession(t, e, "ses_P", "")
+			consume := func(ev adapters.Event) {
+				t.Helper()
+				if err := e.Consume(t.Context(), ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			consume(adapters.Event{Harness: "opencode", Kind: adapters.KindSpawn, SessionID: "ses_P", Spawn: &adapters.Spawn{ToolUseID: "call_1", ChildSessionID: "ses_C1", Prompt: "one"}})
+			ctx := t.Context()
+			if late {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				cancel() // the plugin gave up waiting and let the task run
+			}
+			d, err := e.SpawnCheck(ctx, engine.SpawnRequest{Harness: "opencode", Session: "ses_P", CallID: "call_2", Prompt: "two"})
+			if late {
+				if err == nil {
+					t.Fatalf("check past its deadline: got %+v, want the context's error", d)
+				}
+				waitRecorded(t, e, "call_2", func(r kv.Run) bool { return r.Reason == note && r.Status == kv.RunPending })
+				if n := activeChildren(t, e, "ses_P"); n != 2 {
+					t.Errorf("active children: got %d, want 2", n)
+				}
+			} else if err != nil || d.Allow {
+				t.Fatalf("second spawn: got %+v, %v; want refused", d, err)
+			}
+			consume(adapters.Event{Harness: "opencode", Kind: adapters.KindSpawn, SessionID: "ses_P", Spawn: &adapters.Spawn{ToolUseID: "call_2", ChildSessionID: "ses_C2", Prompt: "two"}})
+			if r := mustRun(t, e, "call_2"); r.Status != kv.RunRunning || r.ChildID != "ses_C2" || r.Reason != note {
+				t.Fatalf("after the stream named its child: got %+v, want running with ses_C2", r)
+			}
+			if n := activeChildren(t, e, "ses_P"); n != 2 {
+				t.Errorf("active children: got %d, want 2 (it counts against spawn.max_children)", n)
+			}
+			consume(adapters.Event{Harness: "opencode", Kind: adapters.KindSpawnResult, SessionID: "ses_P",
+				Spawn: &adapters.Spawn{ToolUseID: "call_2", ChildSessionID: "ses_C2"}, Result: &adapters.Result{Status: "completed", Text: "REAL RESULT"}})
+			ended(t, mustRun(t, e, "call_2"), "ses_C2", "REAL RESULT")
+			if got := feed(); !slices.Equal(got, []string{engine.EventRunStarted, engine.EventRunEnded}) {
+				t.Errorf("feed for call_2: %v, want run.started then run.ended", got)
+			}
+		})
+	}
+
+	t.Run("OpenCodeResultOnly", func(t *testing.T) {
+		// A completed result naming no child shows the sub-agent ran, too.
+		e := openEngine(t, cct.NewTree(t, "unused"), limits(1, 0, engine.SpawnEnforce))
+		streamSession(t, e, "ses_P", "")
+		streamSession(t, e, "ses_C", "ses_P")
+		if d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_C", CallID: "call_deep"}); err != nil || d.Allow {
+			t.Fatalf("deep spawn: got %+v, %v; want refused", d, err)
+		}
+		err := e.Consume(t.Context(), adapters.Event{Harness: "opencode", Kind: adapters.KindSpawnResult, SessionID: "ses_C",
+			Spawn: &adapters.Spawn{ToolUseID: "call_deep"}, Result: &adapters.Result{Status: "completed", Text: "REAL RESULT"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := mustRun(t, e, "call_deep"); r.Status != kv.RunCompleted || r.Result != "REAL RESULT" ||
+			r.Reason != "refusal not delivered: the harness went ahead (depth 2 exceeds spawn.max_depth 1)" {
+			t.Errorf("got %+v, want completed with its result and the undelivered refusal's reason", r)
+		}
+	})
+}
+
+// waitRecorded waits until run id is recorded as not delivered (ok), and returns it.
+func waitRecorded(t *testing.T, e *engine.Engine, id string, ok func(kv.Run) bool) kv.Run {
+	t.Helper()
+	var r kv.Run
+	waitFor(t, "run "+id+" recorded as not delivered", func() bool {
+		var err error
+		r, err = e.Store.GetRun(t.Context(), "default", id)
+		return err == nil && ok(r)
+	})
+	return r
+}
+
+// decode decodes a Claude Code hook payload as the hook endpoint does.
+func decode(t *testing.T, fields map[string]any) adapters.Event {
+	t.Helper()
+	body, _ := json.Marshal(fields)
+	ev, err := claudecode.Adapter{}.Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
 }

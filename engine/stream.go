@@ -158,7 +158,10 @@ func (e *Engine) streamTurns(ctx context.Context, ev adapters.Event) error {
 
 // streamSpawn records a spawn and, once the harness names the child session, links them: the
 // child's objective is the task prompt. A result finishes the run. The run and the child's
-// link are one transaction. A new spawn also writes the issuer's spawn checkpoint.
+// link are one transaction. A new spawn also writes the issuer's spawn checkpoint. A spawn
+// heirloom refused stays refused unless the harness names its child or reports it ran (see
+// wentAhead): then the refusal never reached it (the plugin gave up waiting), and the run is
+// recorded as the harness reports it (see unrefuse).
 func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	if ev.Spawn == nil || ev.Spawn.ToolUseID == "" {
 		return nil
@@ -178,8 +181,11 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	created := false
 	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
 		run, err := tx.UpdateRun(ev.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
-			if exists && r.Status == kv.RunRefused && child == "" {
-				return nil // heirloom refused it (spawn limits): the call's error is no run of a sub-agent
+			if exists && r.Status == kv.RunRefused {
+				if child == "" && (ev.Kind != adapters.KindSpawnResult || !wentAhead(ev.Result)) {
+					return nil // heirloom refused it (spawn limits): the call's error is no run of a sub-agent
+				}
+				unrefuse(r) // a child, or a result, after all: the refusal never reached the harness
 			}
 			if created = !exists; created {
 				r.Harness, r.RootID, r.ParentID, r.Status, r.CreatedAt = ev.Harness, root, ev.SessionID, kv.RunPending, ev.At
