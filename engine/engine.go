@@ -57,6 +57,9 @@ type Engine struct {
 
 	// summaries remembers the runs whose level-2 summary was asked for.
 	summaries summaries
+	// reservations hold the places of allowed spawns whose runs the harness names by the child,
+	// until the child's run appears (see reserve.go).
+	reservations reservations
 }
 
 // Stats counts what the engine read of transcripts since it was made. Counters only grow.

@@ -66,8 +66,8 @@ func SpawnRefusal(reason string) string { return "heirloom refused this sub-agen
 // SpawnCheck decides a spawn a plugin asks about (OpenCode's task, OpenClaw's sessions_spawn)
 // and, when req names the call, records its run: pending, or refused. A harness whose events
 // name runs by the child session (adapters.Registration.RunsByChild: OpenClaw) gets only a
-// refusal recorded; its allowed spawn is recorded when its events report the child, and a spawn
-// observe mode lets through is reported on the live feed alone. It runs under the parent
+// refusal recorded; its allowed spawn holds a reservation (reserve.go) until its events report
+// the child's run, and a spawn observe mode lets through is reported on the live feed alone. It runs under the parent
 // session's lock, the one the harness's stream records that session's spawns under, and under
 // the engine's own context, so the record is written whole even when the plugin stops waiting.
 // A sub-agent whose parent is not known yet is first asked about, as Inject asks (within
@@ -188,6 +188,10 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 			pending = true
 		}
 	}
+	now, grace := e.Now(), e.reservationGrace()
+	if c.refusedOnly && c.id != "" && e.reservations.holds(c.scope, c.parent.ID, c.id, now, grace) {
+		return d, nil // asked again: allowed, its place reserved already
+	}
 	if c.known {
 		reason, err := e.overLimit(ctx, c.scope, c.parent.ID, d.Depth, pending)
 		if err != nil {
@@ -200,6 +204,9 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 		return d, nil
 	}
 	if d.Allow && c.refusedOnly {
+		// The run appears when the harness's events report the child: until then the spawn
+		// holds a place among the parent's active children.
+		e.reservations.add(c.scope, c.parent.ID, c.id, now)
 		if d.Reason != "" { // observe mode: no run of ours to carry the reason
 			e.Logger.Info("spawn over the limits", "session", c.parent.ID, "run", c.id, "reason", d.Reason, "refused", false)
 			e.Feed.Publish(Event{Type: EventSpawnRefused, Time: e.Now(), Scope: c.scope, Session: c.parent.ID, Run: c.id,
@@ -244,7 +251,8 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 }
 
 // overLimit returns the reason a spawn of a sub-agent at depth by parent is over a limit, or "".
-// self says the spawn's own run is already recorded open: it is not counted.
+// self says the spawn's own run is already recorded open: it is not counted. The parent's active
+// children are its open runs and its reservations (see reserve.go).
 func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, self bool) (string, error) {
 	lim := e.Config.Spawn
 	if lim.MaxDepth > 0 && depth > lim.MaxDepth {
@@ -257,6 +265,7 @@ func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int,
 	if err != nil {
 		return "", err
 	}
+	n += e.reservations.count(scope, parent, e.Now(), e.reservationGrace())
 	if self {
 		n--
 	}
@@ -302,7 +311,8 @@ func wentAhead(res *adapters.Result) bool {
 // detachLate): the run becomes pending again (see unrefuse), so the sub-agent that starts for it
 // pairs with it and counts against its parent's spawn.max_children. A harness whose events name
 // runs by the child (adapters.Registration.RunsByChild) records that run itself: the refused
-// record only notes that its refusal was not delivered.
+// record only notes that its refusal was not delivered, and the spawn holds a reservation until
+// the child's run appears (see reserve.go).
 func (e *Engine) refusalLost(ctx context.Context, reg adapters.Registration, scope, lock, id string) {
 	unlock := e.locks.lock(lockKey(scope, lock))
 	defer unlock()
@@ -324,7 +334,16 @@ func (e *Engine) refusalLost(ctx context.Context, reg adapters.Registration, sco
 		}
 		return
 	}
+	if reg.RunsByChild {
+		e.reservations.add(scope, r.ParentID, id, e.Now())
+	}
 	e.Logger.Debug("refusal not delivered: the harness went ahead", "run", id, "parent", r.ParentID)
+}
+
+// reservationGrace is how long a reservation counts: reservationGrace, at most
+// runs.ghost_grace.
+func (e *Engine) reservationGrace() time.Duration {
+	return min(reservationGrace, e.Config.Runs.GhostGrace)
 }
 
 // sameRun reports whether a decision changed nothing of a run it was recorded on.

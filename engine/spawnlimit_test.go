@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
@@ -573,4 +574,106 @@ func decode(t *testing.T, fields map[string]any) adapters.Event {
 		t.Fatal(err)
 	}
 	return ev
+}
+
+// TestSpawnCheck_OpenClawReservation: OpenClaw names a run by its child, reported a moment after
+// the plugin's check, so an allowed sessions_spawn holds a reservation among its parent's active
+// children until then: with spawn.max_children 1, of three back-to-back checks one is allowed;
+// a repeat of the allowed call (the plugin registered twice) is allowed again without a second
+// place. The reservation is no run: once the child's run appears the parent has that one run
+// and one active child, not two; and a reservation whose child never appears expires.
+func TestSpawnCheck_OpenClawReservation(t *testing.T) {
+	const parent, child = "agent:main:main", "agent:main:subagent:c1"
+	e := openEngine(t, cct.NewTree(t, "unused"), func(e *engine.Engine) {
+		reg, err := adapters.NewRegistry(openclaw.Registration())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Harnesses = reg
+		shortRuns(time.Hour, 600*time.Millisecond, time.Hour)(e) // reservations expire within the ghost grace
+		e.Config.Spawn = engine.SpawnLimits{MaxChildren: 1, Mode: engine.SpawnEnforce}
+	})
+	consume := func(ev adapters.Event) {
+		t.Helper()
+		ev.Harness, ev.Scope = "openclaw", "main"
+		if err := e.Consume(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(call string) engine.SpawnDecision {
+		t.Helper()
+		d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "openclaw", Session: parent, CallID: call, Prompt: "dig"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	consume(adapters.Event{Kind: adapters.KindSessionStart, SessionID: parent})
+
+	const full = "parent already has 1 active sub-agents (spawn.max_children 1)"
+	var allowed []string
+	for _, call := range []string{"call_1", "call_2", "call_3"} {
+		if d := check(call); d.Allow {
+			allowed = append(allowed, call)
+		} else if d.Reason != full {
+			t.Errorf("%s refused for %q, want %q", call, d.Reason, full)
+		}
+	}
+	if !slices.Equal(allowed, []string{"call_1"}) {
+		t.Fatalf("back-to-back sessions_spawn allowed: %v, want only call_1", allowed)
+	}
+	if d := check("call_1"); !d.Allow {
+		t.Errorf("call_1 asked again: got %+v, want allowed again", d)
+	}
+	if d := check("call_2"); d.Allow {
+		t.Errorf("call_2 asked again: got %+v, want refused again", d)
+	}
+
+	// The Gateway reports the child: its run takes the reservation's place.
+	consume(adapters.Event{Kind: adapters.KindSpawn, SessionID: parent, Spawn: &adapters.Spawn{ToolUseID: child, ChildSessionID: child, Prompt: "dig"}})
+	runs, err := e.Store.ListRuns(t.Context(), "main", kv.RunFilter{ParentID: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		if r.Status != kv.RunRefused {
+			ids = append(ids, r.ID)
+		}
+	}
+	if !slices.Equal(ids, []string{child}) {
+		t.Errorf("the parent's runs besides the refused: %v, want the child's alone", ids)
+	}
+	if d := check("call_4"); d.Allow || d.Reason != full {
+		t.Errorf("spawn while the child runs: got %+v, want refused with %q (one active child, the reservation released)", d, full)
+	}
+	consume(adapters.Event{Kind: adapters.KindSpawnResult, SessionID: parent, Spawn: &adapters.Spawn{ToolUseID: child, ChildSessionID: child},
+		Result: &adapters.Result{AgentID: child, Status: "completed", Text: "done"}})
+	if d := check("call_5"); !d.Allow {
+		t.Fatalf("spawn after the child returned: got %+v, want allowed", d)
+	}
+
+	// call_5 starts no child: its reservation expires.
+	if d := check("call_6"); d.Allow {
+		t.Errorf("spawn while call_5 holds its place: got %+v, want refused", d)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if d := check("call_7"); !d.Allow {
+		t.Errorf("spawn after call_5's reservation expired: got %+v, want allowed", d)
+	}
+
+	// A refusal the plugin stopped waiting for: OpenClaw runs the call, and the child's run
+	// will be its own; the refused record says so, and the spawn holds a place meanwhile.
+	late, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := e.SpawnCheck(late, engine.SpawnRequest{Harness: "openclaw", Session: parent, CallID: "call_8"}); err == nil {
+		t.Fatal("check past its deadline: want the context's error")
+	}
+	waitFor(t, "call_8 recorded as not delivered", func() bool {
+		r, err := e.Store.GetRun(t.Context(), "main", "call_8")
+		return err == nil && r.Status == kv.RunRefused && r.Reason == "refusal not delivered: the harness went ahead ("+full+")"
+	})
+	if d := check("call_9"); d.Allow || d.Reason != "parent already has 2 active sub-agents (spawn.max_children 1)" {
+		t.Errorf("spawn while call_7 and call_8 hold places: got %+v", d)
+	}
 }

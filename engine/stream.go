@@ -178,7 +178,7 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	if child == "" && ev.Result != nil {
 		child = ev.Result.AgentID
 	}
-	created := false
+	created, opened := false, false
 	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
 		run, err := tx.UpdateRun(ev.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
 			if exists && r.Status == kv.RunRefused {
@@ -225,6 +225,7 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 			}
 			return nil
 		})
+		opened = created && run.Open()
 		if err != nil || run.ChildID == "" || run.Prompt == "" {
 			return err
 		}
@@ -245,6 +246,10 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	})
 	if err != nil {
 		return err
+	}
+	if opened && e.harness(ev.Harness).RunsByChild {
+		// The child's run of a spawn its plugin let through: the place it held is taken.
+		e.reservations.release(ev.Scope, ev.SessionID)
 	}
 	if created && ev.Kind == adapters.KindSpawn {
 		e.spawnCheckpoint(issuer)

@@ -24,6 +24,8 @@ import (
 //     background condenser stored a summary, else 3), keeping its length (ResultChars) and when
 //     (Swept, SweptAt). It never asks a model itself.
 //
+// Each pass also drops the spawn reservations that expired (see reserve.go).
+//
 // They run once when the engine opens (for runs left open, or results kept, while heirloom was
 // down) and then every sweepEvery. Each looks only at what it sweeps (the store's indexes of
 // open runs and of full results, scope by scope), and changes a run under the locks of the
@@ -85,6 +87,7 @@ func (e *Engine) Sweep(ctx context.Context) error {
 
 func (e *Engine) sweep(ctx context.Context) (SweepStats, error) {
 	var st SweepStats
+	e.reservations.expire(e.Now(), e.reservationGrace())
 	err := e.sweepOpen(ctx, &st)
 	err = errors.Join(err, e.sweepResults(ctx, &st))
 	if st != (SweepStats{}) {
