@@ -339,7 +339,11 @@ func (e *Engine) reinforcement(ctx context.Context, sess kv.Session) (string, er
 	case !errors.Is(err, kv.ErrNotFound):
 		return "", err
 	}
-	runs, err := e.Store.ListRuns(ctx, sess.Scope, kv.RunFilter{ParentID: sess.ID})
+	var d *kv.Digest
+	if found != nil {
+		d = &found.Digest
+	}
+	runs, err := e.castRuns(ctx, sess.Scope, sess.ID, inject.ReinforcedRuns, d)
 	if err != nil {
 		return "", err
 	}
@@ -377,10 +381,37 @@ func (e *Engine) recovered(ctx context.Context, sess kv.Session, resume bool) (s
 		return "", nil
 	}
 	// The recovered session's sub-agents that finished are cast after its digest.
-	runs, err := e.Store.ListRuns(ctx, c.Scope, kv.RunFilter{ParentID: c.SessionID})
+	runs, err := e.castRuns(ctx, c.Scope, c.SessionID, inject.RecoveredRuns, &c.Digest)
 	if err != nil {
 		return "", err
 	}
 	budget := min(inject.DefaultRecoveredChars, e.Config.MaxContextChars)
 	return inject.RecoveryBlock(inject.Recovery{Checkpoint: c, SameSession: resume, Now: now, Finished: runs, Cast: e.castOptions()}, budget), nil
+}
+
+// castRuns reads the finished runs of session id a block may cast, at most n of them: the n
+// newest finished (kv.Store.LatestFinishedRuns; the block casts the n that ended last among
+// what it is given), and the runs digest d (nil: none) lists as open that have finished since,
+// so the block shows none of them stale. What it reads does not grow with the session's runs:
+// n records, those newer among its open and refused runs, and one per open run of d (at most
+// eight).
+func (e *Engine) castRuns(ctx context.Context, scope, id string, n int, d *kv.Digest) ([]kv.Run, error) {
+	runs, err := e.Store.LatestFinishedRuns(ctx, scope, id, n)
+	if err != nil || d == nil {
+		return runs, err
+	}
+	for _, o := range d.OpenRuns {
+		if slices.ContainsFunc(runs, func(r kv.Run) bool { return r.ID == o.RunID }) {
+			continue
+		}
+		r, err := e.Store.GetRun(ctx, scope, o.RunID)
+		switch {
+		case errors.Is(err, kv.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case !r.Open() && r.Status != kv.RunRefused:
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
 }

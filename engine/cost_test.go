@@ -11,6 +11,7 @@ import (
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
@@ -285,5 +286,43 @@ func TestPrompt_Cost(t *testing.T) {
 	}
 	if crowded != empty {
 		t.Errorf("cost grows with the scope:\nempty   %+v\ncrowded %+v", empty, crowded)
+	}
+}
+
+// TestSessionStart_Cost: the blocks a SessionStart hands out read only the runs they may cast:
+// after a compaction the reinforcement reads the session's 8 newest finished runs, a new
+// session's recovery the 3 of the session it recovers, however many that session finished: the
+// same with 1,000 runs of its own as with 20.
+func TestSessionStart_Cost(t *testing.T) {
+	cost := func(runsInScope int) (compact, recovery kv.Stats) {
+		tr := cct.NewTree(t, "P")
+		e := openEngine(t, tr, noPeriodic)
+		cct.AppendLines(t, tr.Transcript, exchange("P", 0, "port the parser", "on it")...)
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "port the parser"}))
+		crowd(t, e, "P", runsInScope) // P's own finished runs: a tenth of them
+		mustHook(t, e, cct.Event(tr, "P", "PreCompact", map[string]any{"trigger": "manual"}))
+
+		before := e.Store.Stats()
+		block := mustHook(t, e, cct.Event(tr, "P", "SessionStart", map[string]any{"source": "compact"}))
+		compact = e.Store.Stats().Sub(before)
+		if !strings.Contains(block, "[Objective Reinforcement]") || strings.Count(block, "[Subagent Result: ") == 0 {
+			t.Fatalf("reinforcement without the finished sub-agents:\n%s", block)
+		}
+
+		before = e.Store.Stats()
+		block = mustHook(t, e, map[string]any{"session_id": "Q", "transcript_path": tr.Transcript, "cwd": "/work/app", "hook_event_name": "SessionStart", "source": "startup"})
+		recovery = e.Store.Stats().Sub(before)
+		if !strings.Contains(block, "## Recovered Session Checkpoint") || strings.Count(block, "[Subagent Result: ") == 0 {
+			t.Fatalf("recovery without the finished sub-agents:\n%s", block)
+		}
+		return compact, recovery
+	}
+	compact, recovery := cost(200)
+	crowdedCompact, crowdedRecovery := cost(10000)
+	if compact.Runs != int64(inject.ReinforcedRuns) || recovery.Runs != int64(inject.RecoveredRuns) {
+		t.Errorf("runs decoded: %d after a compaction, %d in recovery; want %d and %d", compact.Runs, recovery.Runs, inject.ReinforcedRuns, inject.RecoveredRuns)
+	}
+	if crowdedCompact != compact || crowdedRecovery != recovery {
+		t.Errorf("SessionStart cost grows with the session's runs:\ncompact  %+v\ncrowded  %+v\nrecovery %+v\ncrowded  %+v", compact, crowdedCompact, recovery, crowdedRecovery)
 	}
 }

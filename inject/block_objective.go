@@ -22,6 +22,10 @@ type Reinforcement struct {
 	Cast CastOptions
 }
 
+// ReinforcedRuns is how many finished sub-agents ObjectiveBlock casts at most: a caller need
+// read no more.
+const ReinforcedRuns = maxRuns
+
 // Section headings of the objective block, each preceded by a blank line.
 const (
 	checkpointHeading = "\n\nLatest checkpoint:\n"
@@ -83,7 +87,7 @@ func ObjectiveBlock(r Reinforcement, maxChars int) string {
 	}
 
 	done := castable(r.Finished, len(r.Finished)) // listed or not, they are stale in the digest
-	finished := sized(done[max(0, len(done)-maxRuns):])
+	finished := sized(done[max(0, len(done)-ReinforcedRuns):])
 	d.Objective = "" // on the block's own line
 	d.OpenRuns, d.FinishedRuns = withoutRuns(d.OpenRuns, done), withoutRuns(d.FinishedRuns, done)
 	section := func(room int) string {

@@ -59,8 +59,9 @@ type Recovery struct {
 	Cast CastOptions
 }
 
-// recoveredRuns is how many finished sub-agents a recovered block casts at most.
-const recoveredRuns = 3
+// RecoveredRuns is how many finished sub-agents a recovered block casts at most: a caller need
+// read no more.
+const RecoveredRuns = 3
 
 // recoveredRunsHeading introduces the casts of a recovered block.
 const recoveredRunsHeading = "\n\nSub-agents that finished (their results; do not redo them):\n\n"
@@ -114,7 +115,7 @@ func RecoveryBlock(r Recovery, maxChars int) string {
 		return ""
 	}
 	done := castable(r.Finished, len(r.Finished))
-	finished := sized(done[max(0, len(done)-recoveredRuns):])
+	finished := sized(done[max(0, len(done)-RecoveredRuns):])
 	d := c.Digest
 	d.OpenRuns, d.FinishedRuns = withoutRuns(d.OpenRuns, done), withoutRuns(d.FinishedRuns, done)
 	section := func(room int) string {
