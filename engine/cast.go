@@ -5,10 +5,10 @@ import (
 	"github.com/heirloom-dev/heirloom/kv"
 )
 
-// castOptions are the configured limits of a cast: the level-1 limit and the retention the
-// footer names.
+// castOptions are the configured limits of a cast: the level-1 limit, and the retention and the
+// default scope the footer names.
 func (e *Engine) castOptions() inject.CastOptions {
-	return inject.CastOptions{MaxTokens: e.Config.Runs.MaxResultTokens, Retention: e.Config.Runs.ResultRetention}
+	return inject.CastOptions{MaxTokens: e.Config.Runs.MaxResultTokens, Retention: e.Config.Runs.ResultRetention, Scope: e.Scope}
 }
 
 // CastRun returns run r as a model or a person reads it (inject.CastRun), with the configured

@@ -121,6 +121,10 @@ type CastOptions struct {
 	// Retention is runs.result_retention: the footer says until when the full result is kept.
 	// Zero: it does not say.
 	Retention time.Duration
+	// Scope is the memory scope `heirloom runs show` reads by default (the configured one): the
+	// footer of a run filed in another (OpenClaw's runs are in their agent's) names its scope,
+	// `heirloom runs show --scope <scope> <run id>`. "": the footer names none.
+	Scope string
 }
 
 // CastRun renders run r as a model or a person reads it, redacted, in at most o.MaxChars units.
@@ -135,8 +139,8 @@ type CastOptions struct {
 //	---
 //	Runtime: <duration> · Turns: <n> · Tokens: <n>            (each "unknown" when not recorded)
 //	Level <n> (<name>) · original <n> characters · shown <n> (<p>%)
-//	Full result: <where it is: shown whole above, `heirloom runs show <run id>` and until when
-//	it is kept, or when it was swept>
+//	Full result: <where it is: shown whole above, `heirloom runs show [--scope <scope>] <run id>`
+//	(the scope when it is not o.Scope) and until when it is kept, or when it was swept>
 //
 // The end reason is shown when it is not the status's own word; the body keeps the result's
 // line breaks. Numbers over 999 have thousands separators; times are UTC to the minute.
@@ -270,6 +274,9 @@ func (c cast) render(r kv.Run, o CastOptions) string {
 // where says where r's full result is.
 func (c cast) where(r kv.Run, o CastOptions) string {
 	show := "heirloom runs show " + r.ID
+	if o.Scope != "" && r.Scope != "" && r.Scope != o.Scope {
+		show = "heirloom runs show --scope " + r.Scope + " " + r.ID
+	}
 	switch {
 	case r.Open():
 		return "not yet; " + show + " once it ends"

@@ -121,6 +121,27 @@ func TestCastRun_Levels(t *testing.T) {
 	}
 }
 
+// TestCastRun_FooterScope: the footer's `heirloom runs show` names the run's scope when it is
+// not the one the command reads by default.
+func TestCastRun_FooterScope(t *testing.T) {
+	ended := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, runScope, scope, want string
+	}{
+		{"another scope", "main", "default", "heirloom runs show --scope main agent:main:subagent:c1 (kept until"},
+		{"the default scope", "default", "default", "heirloom runs show agent:main:subagent:c1 (kept until"},
+		{"no default known", "main", "", "heirloom runs show agent:main:subagent:c1 (kept until"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := kv.Run{Scope: tc.runScope, ID: "agent:main:subagent:c1", Status: kv.RunCompleted, Result: strings.Repeat("long result. ", 2000), EndedAt: ended}
+			out := inject.CastRun(r, inject.CastOptions{Retention: time.Hour, Scope: tc.scope})
+			if !strings.Contains(out, "\nFull result: "+tc.want) {
+				t.Errorf("footer:\n%s\nwant %q", out[strings.LastIndex(out, "---"):], tc.want)
+			}
+		})
+	}
+}
+
 // TestCondense checks what the retention sweep keeps of a result.
 func TestCondense(t *testing.T) {
 	long := strings.Repeat("word ", 5000)
