@@ -129,7 +129,8 @@ func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecisio
 // hookSpawn decides the spawn a hook reports (Claude Code's PreToolUse of the Agent tool) and
 // records its run. The caller holds the lock of root, the top-level session, which every spawn
 // of its tree takes. An issuing sub-agent heirloom does not know (it started before heirloom
-// ran) is allowed: its depth is unknown.
+// ran) has no known depth: only spawn.max_children applies to it, counting the runs recorded
+// under its id.
 func (e *Engine) hookSpawn(ctx context.Context, ev adapters.Event, root kv.Session) (SpawnDecision, error) {
 	parent, known := root, true
 	if id := issuerID(ev); id != root.ID {
@@ -192,14 +193,13 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 	if c.refusedOnly && c.id != "" && e.reservations.holds(c.scope, c.parent.ID, c.id, now, grace) {
 		return d, nil // asked again: allowed, its place reserved already
 	}
-	if c.known {
-		reason, err := e.overLimit(ctx, c.scope, c.parent.ID, d.Depth, pending)
-		if err != nil {
-			return SpawnDecision{}, err
-		}
-		d.Reason = reason
-		d.Allow = reason == "" || e.Config.Spawn.Mode == SpawnObserve
+	// A parent not stored has no known depth, but its children are counted all the same.
+	reason, err := e.overLimit(ctx, c.scope, c.parent.ID, d.Depth, c.known, pending)
+	if err != nil {
+		return SpawnDecision{}, err
 	}
+	d.Reason = reason
+	d.Allow = reason == "" || e.Config.Spawn.Mode == SpawnObserve
 	if c.id == "" {
 		return d, nil
 	}
@@ -218,7 +218,7 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 	if at.IsZero() {
 		at = e.Now()
 	}
-	_, err := e.Store.UpdateRun(ctx, c.scope, c.id, func(r *kv.Run, exists bool) error {
+	_, err = e.Store.UpdateRun(ctx, c.scope, c.id, func(r *kv.Run, exists bool) error {
 		if exists && !r.Pending() {
 			return errUnchanged
 		}
@@ -251,11 +251,12 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 }
 
 // overLimit returns the reason a spawn of a sub-agent at depth by parent is over a limit, or "".
+// known says the depth is known (the parent is stored); spawn.max_children applies either way.
 // self says the spawn's own run is already recorded open: it is not counted. The parent's active
 // children are its open runs and its reservations (see reserve.go).
-func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, self bool) (string, error) {
+func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, known, self bool) (string, error) {
 	lim := e.Config.Spawn
-	if lim.MaxDepth > 0 && depth > lim.MaxDepth {
+	if known && lim.MaxDepth > 0 && depth > lim.MaxDepth {
 		return fmt.Sprintf("depth %d exceeds spawn.max_depth %d", depth, lim.MaxDepth), nil
 	}
 	if lim.MaxChildren <= 0 {

@@ -187,10 +187,10 @@ func TestSpawnLimit_NoLimit(t *testing.T) {
 	}
 }
 
-// TestSpawnLimit_UnknownParent: a spawn whose parent heirloom does not know fails open: a
-// sub-agent that started before heirloom ran may spawn whatever the depth limit (its depth is
-// unknown: the run records 0), and a plugin's check for an unknown session is allowed and
-// records nothing.
+// TestSpawnLimit_UnknownParent: a spawn whose parent heirloom does not know fails open on depth:
+// a sub-agent that started before heirloom ran may spawn whatever the depth limit (its depth is
+// unknown: the run records 0), though spawn.max_children, which needs no depth, still counts
+// its runs; and a plugin's check for an unknown session is allowed and records nothing.
 func TestSpawnLimit_UnknownParent(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(1, 1, engine.SpawnEnforce))
@@ -199,6 +199,13 @@ func TestSpawnLimit_UnknownParent(t *testing.T) {
 	}
 	if r := mustRun(t, e, "t1"); r.Status != kv.RunPending || r.Depth != 0 || r.ParentID != "S:ghost" {
 		t.Fatalf("run of an unknown parent: got %+v", r)
+	}
+	want := "heirloom refused this sub-agent: parent already has 1 active sub-agents (spawn.max_children 1)"
+	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "general-purpose", "again from a ghost", "ghost")); a.Deny != want {
+		t.Fatalf("second spawn by the unknown sub-agent while its first is pending: got %+v, want Deny %q", a, want)
+	}
+	if r := mustRun(t, e, "t2"); r.Status != kv.RunRefused || r.Depth != 0 || r.ParentID != "S:ghost" {
+		t.Fatalf("refused run of an unknown parent: got %+v", r)
 	}
 	d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_unknown", CallID: "call_1"})
 	if err != nil || !d.Allow || d.Reason != "" {
