@@ -16,15 +16,29 @@ import (
 // session (the runs it spawned, or for a top-level session every run of its tree), root session,
 // parent session, child session, status, harness, sub-agent type and since (created at or
 // after: a duration back from now, a date or a time, as search takes it). Statuses and types are
-// not checked against a list: harnesses have their own words.
+// not checked against a list: harnesses have their own words. With prefix (given alone, or with
+// limit and scope) it lists instead the runs whose id starts with it, in id order: what finds a
+// run from the start of its id, reading only those.
 func (s *Server) listRuns(r *http.Request) (any, error) {
-	p, err := parseParams(r, "session", "root", "parent", "child", "status", "harness", "type", "since", "limit", "scope")
+	p, err := parseParams(r, "session", "root", "parent", "child", "status", "harness", "type", "since", "limit", "scope", "prefix")
 	if err != nil {
 		return nil, err
 	}
 	limit, err := p.limit(defaultListLimit)
 	if err != nil {
 		return nil, err
+	}
+	if prefix := p["prefix"]; prefix != "" {
+		for _, name := range []string{"session", "root", "parent", "child", "status", "harness", "type", "since"} {
+			if p[name] != "" {
+				return nil, Errorf(ECodeInvalid, "prefix: give it alone (with limit and scope), not with "+name)
+			}
+		}
+		list, err := s.store().RunsByIDPrefix(r.Context(), p.scope(s.scope()), prefix, limit)
+		if err != nil {
+			return nil, err
+		}
+		return runsReply(list), nil
 	}
 	since, err := ParseWhen(p["since"], time.Now())
 	if err != nil {
@@ -53,11 +67,16 @@ func (s *Server) listRuns(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return runsReply(list), nil
+}
+
+// runsReply is the reply listing runs.
+func runsReply(list []kv.Run) RunsReply {
 	runs := make([]APIRun, len(list))
 	for i, run := range list {
 		runs[i] = apiRun(run)
 	}
-	return RunsReply{Runs: runs}, nil
+	return RunsReply{Runs: runs}
 }
 
 // maxCastChars is the most chars GET /api/runs/{id} takes.

@@ -439,6 +439,11 @@ func TestAPI_ListRuns(t *testing.T) {
 		{"?since=yesterday", nil},
 		{"?session=r&root=r", nil},
 		{"?kind=Explore", nil},
+		{"?prefix=toolu_", []string{"toolu_a", "toolu_b", "toolu_c"}}, // by id
+		{"?prefix=toolu_b", []string{"toolu_b"}},
+		{"?prefix=toolu_&limit=1", []string{"toolu_a"}},
+		{"?prefix=call_", []string{}},
+		{"?prefix=toolu_&status=pending", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
