@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -82,7 +84,7 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 
 // show is `heirloom runs show ID`: the run's cast, its whole result while the result is kept
 // (the condensed form once it was swept), or the API's JSON. ID may be the shortened id the
-// table shows, when it names one run among the latest thousand.
+// table shows, or the start of an id, when it names one run.
 func (c *RunsCommand) show(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom runs show", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
@@ -125,19 +127,26 @@ func (c *RunsCommand) show(ctx context.Context, args []string) error {
 	return err
 }
 
-// fullID finds the run whose id id shortens (the table's ID column): one of the latest thousand
-// runs whose id starts with it, or is shortened to it. It errors when none or several do.
+// fullID finds the run whose id id shortens (the table's ID column) or starts: it asks the API
+// for the runs whose id starts with id, and when none does and the table may have shortened a
+// part before the last, for those whose id starts as far as that part (searchPrefix), so only
+// those are read. It errors when none or several match.
 func (c *RunsCommand) fullID(ctx context.Context, client *proxy.Client, id, scope string) (string, error) {
-	q := url.Values{"limit": {"1000"}}
-	setIf(q, "scope", scope)
-	var list proxy.RunsReply
-	if _, err := client.Get(ctx, "/api/runs", q, &list); err != nil {
-		return "", explain(err)
-	}
 	var found []string
-	for _, r := range list.Runs {
-		if strings.HasPrefix(r.ID, id) || shortID(r.ID) == id {
-			found = append(found, r.ID)
+	for _, prefix := range slices.Compact([]string{id, searchPrefix(id)}) {
+		q := url.Values{"prefix": {prefix}, "limit": {strconv.Itoa(prefixLimit)}}
+		setIf(q, "scope", scope)
+		var list proxy.RunsReply
+		if _, err := client.Get(ctx, "/api/runs", q, &list); err != nil {
+			return "", explain(err)
+		}
+		for _, r := range list.Runs {
+			if strings.HasPrefix(r.ID, id) || shortID(r.ID) == id {
+				found = append(found, r.ID)
+			}
+		}
+		if len(found) > 0 {
+			break
 		}
 	}
 	switch len(found) {
@@ -147,6 +156,26 @@ func (c *RunsCommand) fullID(ctx context.Context, client *proxy.Client, id, scop
 		return found[0], nil
 	}
 	return "", fmt.Errorf("%s names %d runs (%s): give more of its id", id, len(found), strings.Join(found, ", "))
+}
+
+// prefixLimit is the most runs `heirloom runs show` reads to find the one a shortened id names.
+const prefixLimit = 100
+
+// searchPrefix is what every id that shortID shortens to short starts with: short up to and
+// including its first part before the last that shortID may have cut (eight characters after an
+// optional short "xxx_" prefix), which is the start of the part it was cut from; all of short
+// when none may have been.
+func searchPrefix(short string) string {
+	parts := strings.Split(short, ":")
+	for i, p := range parts {
+		if j := strings.LastIndexByte(p, '_'); j > 0 && j < 8 {
+			p = p[j+1:]
+		}
+		if utf8.RuneCountInString(p) == 8 && i < len(parts)-1 {
+			return strings.Join(parts[:i+1], ":")
+		}
+	}
+	return short
 }
 
 // runStatus is a run's status, with its end reason when that says more (watchdog_timeout,
