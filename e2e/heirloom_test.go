@@ -22,6 +22,7 @@ import (
 	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
+	"github.com/heirloom-dev/heirloom/search"
 )
 
 // scope is the memory scope heirloom uses for Claude Code when none is configured.
@@ -269,10 +270,12 @@ func mustOpenServer(tb testing.TB, configure func(*proxy.Server)) *proxy.Server 
 	return s
 }
 
-// mustOpenStore opens the store in dir, closed at the end of the test.
+// mustOpenStore opens the store in dir, closed at the end of the test, with the search index
+// on as serve opens it: every stored turn gets its postings in the batch that stores it.
 func mustOpenStore(tb testing.TB, dir string) *kv.Store {
 	tb.Helper()
 	store := kv.NewStore(dir)
+	store.Index = search.Analyzer{}
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}
