@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/heirloom-dev/heirloom/kv"
+	"github.com/heirloom-dev/heirloom/search"
 )
 
 func assertTurns(t *testing.T, got, want []kv.Turn) {
@@ -382,30 +383,61 @@ func fillTurns(b *testing.B, s *kv.Store, n int) {
 
 // BenchmarkAppendTurns appends one new turn per operation to a session that already holds 100
 // or 100,000 turns. Every append is a synced write, so the disk's fsync time dominates; the two
-// sizes must cost the same.
+// sizes must cost the same. index=on is the store as serve opens it (search.Analyzer: the turn's
+// postings go in the same batch); index=off is the same store without the search index, for
+// comparison.
 func BenchmarkAppendTurns(b *testing.B) {
 	for _, existing := range []int{100, 100_000} {
-		b.Run(fmt.Sprintf("existing=%d", existing), func(b *testing.B) {
-			s := MustOpenStore(b)
-			mustSession(b, s, "main", "x")
-			fillTurns(b, s, existing)
-			i := 0
-			for b.Loop() {
-				turn := []kv.Turn{{SourceID: fmt.Sprintf("new-%d", i), Role: "assistant", Text: "a reply of a few words"}}
-				if _, err := s.AppendTurns(b.Context(), "main", "x", turn, kv.TranscriptPos{Offset: int64(i)}); err != nil {
-					b.Fatal(err)
+		for _, index := range []bool{true, false} {
+			b.Run(fmt.Sprintf("existing=%d/index=%s", existing, onOff(index)), func(b *testing.B) {
+				s := openBenchStore(b, index)
+				mustSession(b, s, "main", "x")
+				fillTurns(b, s, existing)
+				i := 0
+				for b.Loop() {
+					turn := []kv.Turn{{SourceID: fmt.Sprintf("new-%d", i), Role: "assistant", Text: "a reply of a few words"}}
+					if _, err := s.AppendTurns(b.Context(), "main", "x", turn, kv.TranscriptPos{Offset: int64(i)}); err != nil {
+						b.Fatal(err)
+					}
+					i++
 				}
-				i++
-			}
-		})
+			})
+		}
 	}
 }
 
-// BenchmarkLastTurns reads the last 20 turns of a session of 100 or 100,000 turns.
+// openBenchStore is MustOpenStore with the search index on (search.Analyzer, as serve opens the
+// store) or off.
+func openBenchStore(b *testing.B, index bool) *kv.Store {
+	b.Helper()
+	s := kv.NewStore(testDir(b))
+	if index {
+		s.Index = search.Analyzer{}
+	}
+	if err := s.Open(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return s
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// BenchmarkLastTurns reads the last 20 turns of a session of 100 or 100,000 turns, stored with
+// the search index on as serve stores them.
 func BenchmarkLastTurns(b *testing.B) {
 	for _, existing := range []int{100, 100_000} {
 		b.Run(fmt.Sprintf("existing=%d", existing), func(b *testing.B) {
-			s := MustOpenStore(b)
+			s := openBenchStore(b, true)
 			mustSession(b, s, "main", "x")
 			fillTurns(b, s, existing)
 			for b.Loop() {
