@@ -274,8 +274,13 @@ func realPath(s plantedSession, c plantedChain) (inherited, reinforcement string
 		inject.ObjectiveBlock(inject.Reinforcement{Objective: c.sess.Objective, Checkpoint: &pre}, inject.DefaultMaxChars)
 }
 
+// plantedTask is the spawned sub-agent's task: its spawn packet names it, as a real spawn's does.
+const plantedTask = "Find every caller of the exporter in internal/export/exporter.go and report their files and line numbers."
+
 // inheritedPlanted is the inherited block as engine/inherit.go builds it, plus the digest d
-// (rendered without its objective: the block has its own Objective line), under the reply cap.
+// (rendered without its objective: the block has its own Objective line), under the reply cap:
+// with the pointer to session_search (engine.SearchTool) and the spawn packet of a sub-agent at
+// depth 1 of the default spawn.max_depth (3), whose task is plantedTask.
 func inheritedPlanted(s plantedSession, sess kv.Session, d kv.Digest) string {
 	tail := kv.TailWindow{MinTurns: tailTurnsFirst, MaxTurns: digestWindow, TextBytes: 2 * inject.DefaultTailChars}.Cut(s.turns)
 	prompts := []string{sess.Objective}
@@ -291,6 +296,9 @@ func inheritedPlanted(s plantedSession, sess kv.Session, d kv.Digest) string {
 		Tail:        tail,
 		Files:       sess.Files,
 		Constraints: inject.InferConstraints(prompts),
+		SearchTool:  "session_search",
+		Packet: inject.Packet{Task: plantedTask, Files: inject.TaskFiles(plantedTask), Workspace: sess.Project,
+			Depth: 1, MaxDepth: 3},
 	}, inject.Budget{}))
 }
 
@@ -423,7 +431,8 @@ same way (over the last 200 turns, Previous = the latest periodic checkpoint: th
 heirloom writes when the parent spawns) feeds a sub-agent's inherited block (InheritedBlock with
 RenderDigest of it, the tail window read as engine/inherit.go reads it: at least 40 turns, more
 until their text is twice the tail budget, at most 200; InferConstraints over the objective and
-that tail; default budgets: tail 3000, block 9500)
+that tail; the pointer to session_search; the spawn packet of a sub-agent at depth 1 of 3 whose
+task names one file; default budgets: tail 3000, block 9500)
 and, as the pre-compaction checkpoint, the objective block (ObjectiveBlock, 9500). The tail-only
 baseline is the transcript's last characters, as many as the inherited block has: what tools
 without a digest inject. Two variants show what each design choice is worth: the inherited block
