@@ -15,6 +15,7 @@ import (
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
+	"github.com/heirloom-dev/heirloom/engine"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -216,15 +217,22 @@ type benchParent struct {
 }
 
 func openBenchParent(b *testing.B, size int) *benchParent {
+	// SubagentStart waits (at most SpawnRecordWait) for the spawning record to reach the parent's
+	// transcript and for the spawn checkpoint being written. These benchmarks leave the
+	// transcript as it is, so that every iteration sees the same parent, and wait for the
+	// checkpoint themselves (benchParent.settle): with no wait configured, neither the look at
+	// the transcript's end nor the polling is made.
+	return openBenchParentWait(b, size, -1)
+}
+
+// openBenchParentWait is openBenchParent with Config.SpawnRecordWait set to wait.
+func openBenchParentWait(b *testing.B, size int, wait time.Duration) *benchParent {
 	b.Helper()
 	tr := benchTree(b, "S")
 	writeBenchTranscript(b, tr.Transcript, "S", size)
 	s := MustOpenServer(b, func(s *proxy.Server) {
 		s.Engine.Config.TranscriptRoots = []string{tr.Root}
-		// SubagentStart looks once for the spawning record in the parent's transcript, then
-		// polls while it is missing. The benchmarks leave the transcript as it is, so that every
-		// iteration sees the same parent: the one look is made, the polling is not.
-		s.Engine.Config.SpawnRecordWait = -1
+		s.Engine.Config.SpawnRecordWait = wait
 	})
 	c := &http.Client{}
 	benchIngestAll(b, c, s, tr, "S")
@@ -275,8 +283,10 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 
 // benchSubagentStarts times SubagentStart, one fresh sub-agent per iteration, between the hooks
 // Claude Code sends around it: with the timer stopped, PreToolUse(Agent) before it, and
-// SubagentStop and PostToolUse after it, so each run finishes as it does in use.
-func benchSubagentStarts(b *testing.B, p *benchParent) {
+// SubagentStop and PostToolUse after it, so each run finishes as it does in use. With settle,
+// SubagentStart is sent once the parent's spawn checkpoint is stored; without, right after
+// PreToolUse(Agent) returns (p must then be opened with a SpawnRecordWait, as serve runs).
+func benchSubagentStarts(b *testing.B, p *benchParent, settle bool) {
 	const task = "Find every caller of parse() and report their files."
 	var lat []time.Duration
 	replyBytes := 0
@@ -285,14 +295,23 @@ func benchSubagentStarts(b *testing.B, p *benchParent) {
 		b.StopTimer()
 		i := len(lat)
 		toolID, agentID := fmt.Sprintf("toolu_bench%05d", i), fmt.Sprintf("abench%05d", i)
-		benchPost(b, p.c, p.s, benchJSON(b, cct.Spawn(p.tr, "S", toolID, "Explore", task, "")))
-		// Claude Code starts the sub-agent some milliseconds after the spawn's hook: by then the
-		// parent's spawn checkpoint, written in the background, is stored.
-		lastRun := ""
-		if i > 0 {
-			lastRun = fmt.Sprintf("toolu_bench%05d", i-1)
+		if !settle {
+			// The look for the spawning record must find it, as it does in a session whose
+			// writes have caught up; a record that adds no turn names the tool call, so the
+			// parent stays the same from one iteration to the next.
+			p.write(b, p.g.record("attachment", map[string]any{"toolUseID": toolID, "attachment": map[string]any{
+				"type": "hook_success", "hookName": "PreToolUse:Agent", "hookEvent": "PreToolUse", "toolUseID": toolID, "content": ""}}))
 		}
-		p.settle(b, lastRun)
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Spawn(p.tr, "S", toolID, "Explore", task, "")))
+		if settle {
+			// Claude Code starts the sub-agent some milliseconds after the spawn's hook: by then
+			// the parent's spawn checkpoint, written in the background, is usually stored.
+			lastRun := ""
+			if i > 0 {
+				lastRun = fmt.Sprintf("toolu_bench%05d", i-1)
+			}
+			p.settle(b, lastRun)
+		}
 		body := benchJSON(b, cct.Start(p.tr, "S", agentID, "Explore"))
 		b.StartTimer()
 
@@ -325,7 +344,20 @@ func benchSubagentStarts(b *testing.B, p *benchParent) {
 func BenchmarkSubagentStart(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run("parent="+size.name, func(b *testing.B) {
-			benchSubagentStarts(b, openBenchParent(b, size.bytes))
+			benchSubagentStarts(b, openBenchParent(b, size.bytes), true)
+		})
+	}
+}
+
+// BenchmarkSubagentStartNoWait is BenchmarkSubagentStart with SubagentStart sent as soon as
+// PreToolUse(Agent) has returned, as when Claude Code starts the sub-agent at once: the spawn
+// checkpoint may still be being written, and SubagentStart waits for it (at most
+// SpawnRecordWait, 400 ms, the default serve runs with), and looks once for the spawning
+// record at the transcript's end.
+func BenchmarkSubagentStartNoWait(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run("parent="+size.name, func(b *testing.B) {
+			benchSubagentStarts(b, openBenchParentWait(b, size.bytes, engine.DefaultConfig().SpawnRecordWait), false)
 		})
 	}
 }
@@ -359,7 +391,7 @@ func BenchmarkSubagentStartRunsInScope(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			benchSubagentStarts(b, p)
+			benchSubagentStarts(b, p, true)
 		})
 	}
 }
