@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,9 @@ type benchRow struct {
 }
 
 // hookRows returns the processes compared: the light hook binary, the full heirloom binary's
-// hook command, a minimal stdlib-only shim (testdata/minimalshim), and `node -e 0` when node is
-// on PATH and withNode is set.
+// hook command, a minimal stdlib-only shim (testdata/minimalshim), and, when withNode is set,
+// `node -e 0` with the node on PATH and with the Node 24 the e2e tests install
+// (e2e/npm/node24), each when present.
 func hookRows(b *testing.B, withNode bool) []benchRow {
 	rows := []benchRow{
 		{name: "heirloom-hook", argv: []string{hookBin(b), "claude-code"}, want: "{}\n", goBin: true},
@@ -36,6 +38,11 @@ func hookRows(b *testing.B, withNode bool) []benchRow {
 	}
 	if node, err := exec.LookPath("node"); err == nil && withNode {
 		rows = append(rows, benchRow{name: "node", argv: []string{node, "-e", "0"}})
+	}
+	if node24, err := filepath.Abs(filepath.Join("..", "..", "e2e", "npm", "node24", "node_modules", ".bin", "node")); err == nil && withNode {
+		if _, err := os.Stat(node24); err == nil {
+			rows = append(rows, benchRow{name: "node24", argv: []string{node24, "-e", "0"}})
+		}
 	}
 	return rows
 }
