@@ -60,6 +60,8 @@ type Engine struct {
 	// reservations hold the places of allowed spawns whose runs the harness names by the child,
 	// until the child's run appears (see reserve.go).
 	reservations reservations
+	// refusals count the spawns over a limit (SpawnRefusals).
+	refusals refusalCounts
 }
 
 // Stats counts what the engine read of transcripts since it was made. Counters only grow.

@@ -36,6 +36,8 @@ type SpawnDecision struct {
 	// Depth is the would-be sub-agent's depth (its parent's plus one); 0 when the parent is
 	// not known.
 	Depth int
+	// Limit is the limit Reason names: LimitMaxDepth or LimitMaxChildren; "" with no reason.
+	Limit string
 }
 
 // SpawnRequest is a harness's plugin asking before a spawn (POST /api/spawn-check).
@@ -194,11 +196,11 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 		return d, nil // asked again: allowed, its place reserved already
 	}
 	// A parent not stored has no known depth, but its children are counted all the same.
-	reason, err := e.overLimit(ctx, c.scope, c.parent.ID, d.Depth, c.known, pending)
+	reason, limit, err := e.overLimit(ctx, c.scope, c.parent.ID, d.Depth, c.known, pending)
 	if err != nil {
 		return SpawnDecision{}, err
 	}
-	d.Reason = reason
+	d.Reason, d.Limit = reason, limit
 	d.Allow = reason == "" || e.Config.Spawn.Mode == SpawnObserve
 	if c.id == "" {
 		return d, nil
@@ -208,7 +210,7 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 		// holds a place among the parent's active children.
 		e.reservations.add(c.scope, c.parent.ID, c.id, now)
 		if d.Reason != "" { // observe mode: no run of ours to carry the reason
-			e.Logger.Info("spawn over the limits", "session", c.parent.ID, "run", c.id, "reason", d.Reason, "refused", false)
+			e.spawnRefused(c.harness, d, c.parent.ID, c.id)
 			e.Feed.Publish(Event{Type: EventSpawnRefused, Time: e.Now(), Scope: c.scope, Session: c.parent.ID, Run: c.id,
 				Data: map[string]any{"reason": d.Reason, "depth": d.Depth, "type": c.spawn.Type, "enforced": false}})
 		}
@@ -245,35 +247,36 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 		return SpawnDecision{}, fmt.Errorf("record spawn %s: %w", c.id, err)
 	}
 	if d.Reason != "" && err == nil {
-		e.Logger.Info("spawn over the limits", "session", c.parent.ID, "run", c.id, "reason", d.Reason, "refused", !d.Allow)
+		e.spawnRefused(c.harness, d, c.parent.ID, c.id)
 	}
 	return d, nil
 }
 
-// overLimit returns the reason a spawn of a sub-agent at depth by parent is over a limit, or "".
+// overLimit returns the reason a spawn of a sub-agent at depth by parent is over a limit and the
+// limit (LimitMaxDepth, LimitMaxChildren), or "".
 // known says the depth is known (the parent is stored); spawn.max_children applies either way.
 // self says the spawn's own run is already recorded open: it is not counted. The parent's active
 // children are its open runs and its reservations (see reserve.go).
-func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, known, self bool) (string, error) {
+func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, known, self bool) (reason, limit string, err error) {
 	lim := e.Config.Spawn
 	if known && lim.MaxDepth > 0 && depth > lim.MaxDepth {
-		return fmt.Sprintf("depth %d exceeds spawn.max_depth %d", depth, lim.MaxDepth), nil
+		return fmt.Sprintf("depth %d exceeds spawn.max_depth %d", depth, lim.MaxDepth), LimitMaxDepth, nil
 	}
 	if lim.MaxChildren <= 0 {
-		return "", nil
+		return "", "", nil
 	}
 	n, err := e.Store.ActiveChildren(ctx, scope, parent, 0)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	n += e.reservations.count(scope, parent, e.Now(), e.reservationGrace())
 	if self {
 		n--
 	}
 	if n >= lim.MaxChildren {
-		return fmt.Sprintf("parent already has %d active sub-agents (spawn.max_children %d)", n, lim.MaxChildren), nil
+		return fmt.Sprintf("parent already has %d active sub-agents (spawn.max_children %d)", n, lim.MaxChildren), LimitMaxChildren, nil
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // refusalNotDelivered starts the reason of a run heirloom refused whose harness went ahead
