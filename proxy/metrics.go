@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,10 +58,10 @@ type NamedStream struct {
 	Stream  adapters.Stream
 }
 
-// newMetrics registers the server's collectors with reg, the stream clients' counters and the
-// live feed's among them. A collector already registered there (by another Server on the same
+// newMetrics registers the server's collectors with reg, the stream clients' counters, the
+// engine's spawn refusals and the live feed's among them. A collector already registered there (by another Server on the same
 // registry) is shared.
-func newMetrics(reg prometheus.Registerer, streams []NamedStream, feed *engine.Feed) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, streams []NamedStream, eng *engine.Engine) (*metrics, error) {
 	upstream, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "heirloom_upstream_requests_total",
 		Help: "Hook calls forwarded to an upstream hook target, by harness and outcome (ok, unreachable, timeout, status, invalid, oversized). Every outcome but ok replied with heirloom's context alone.",
@@ -84,8 +85,11 @@ func newMetrics(reg prometheus.Registerer, streams []NamedStream, feed *engine.F
 	if err != nil {
 		return nil, err
 	}
+	if _, err := register(reg, &spawnCollector{engine: eng}); err != nil {
+		return nil, err
+	}
 	fc, err := register(reg, &feedCollector{
-		feed: feed,
+		feed: eng.Feed,
 		disconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "heirloom_feed_disconnects_total",
 			Help: "Live feed (GET /api/events) connections that ended, by reason: client (it closed or went away), slow (dropped for falling behind), unresponsive (no pong, or a write timed out), shutdown.",
@@ -102,8 +106,8 @@ func newMetrics(reg prometheus.Registerer, streams []NamedStream, feed *engine.F
 
 // The live feed's metrics, read from the engine's Feed when scraped.
 var (
-	feedSubscribers = prometheus.NewDesc("heirloom_feed_subscribers", "Subscribers of the live event feed now (GET /api/events clients).", nil, nil)
-	feedSent        = prometheus.NewDesc("heirloom_feed_events_sent_total", "Events handed to live feed subscribers, summed over subscribers.", nil, nil)
+	feedSubscribers = prometheus.NewDesc("heirloom_feed_subscribers", "Subscribers of the live event feed now: GET /api/events clients, plus heirloom's own level-2 condenser (one, while condense.url is set).", nil, nil)
+	feedSent        = prometheus.NewDesc("heirloom_feed_events_sent_total", "Events handed to live feed subscribers, summed over subscribers (the condenser's included).", nil, nil)
 	feedDropped     = prometheus.NewDesc("heirloom_feed_dropped_total", "Live feed subscribers dropped for falling behind: the feed never waits for one.", nil, nil)
 )
 
@@ -130,6 +134,25 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(feedSubscribers, prometheus.GaugeValue, float64(st.Subscribers))
 	ch <- prometheus.MustNewConstMetric(feedSent, prometheus.CounterValue, float64(st.Sent))
 	ch <- prometheus.MustNewConstMetric(feedDropped, prometheus.CounterValue, float64(st.Dropped))
+}
+
+// heirloom_spawn_refused_total, read from the engine's counters when scraped.
+var spawnRefused = prometheus.NewDesc("heirloom_spawn_refused_total",
+	"Spawns over a spawn limit, by harness, limit (max_depth, max_children) and enforced (false: spawn.mode observe let it go ahead). A call asked about again counts once.",
+	[]string{"harness", "limit", "enforced"}, nil)
+
+// spawnCollector serves the engine's spawn refusals (engine.Engine.SpawnRefusals).
+type spawnCollector struct{ engine *engine.Engine }
+
+func (c *spawnCollector) Describe(ch chan<- *prometheus.Desc) { ch <- spawnRefused }
+
+func (c *spawnCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.engine == nil {
+		return
+	}
+	for _, r := range c.engine.SpawnRefusals() {
+		ch <- prometheus.MustNewConstMetric(spawnRefused, prometheus.CounterValue, float64(r.Count), r.Harness, r.Limit, strconv.FormatBool(r.Enforced))
+	}
 }
 
 // feedClosed counts a live feed connection that ended for reason.

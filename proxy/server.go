@@ -96,7 +96,7 @@ func (s *Server) Open() error {
 	if s.Registry == nil {
 		s.Registry = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(s.Registry, s.Streams, s.Engine.Feed)
+	m, err := newMetrics(s.Registry, s.Streams, s.Engine)
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}

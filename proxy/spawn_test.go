@@ -33,7 +33,8 @@ func postHookRaw(t *testing.T, s *proxy.Server, fields map[string]any) string {
 
 // TestHook_SpawnRefused: a PreToolUse(Agent) past spawn.max_children is answered with Claude
 // Code's deny decision, the reason the model reads naming the limit; in proxy mode the refusal
-// wins over the upstream's "allow", whose other fields survive.
+// wins over the upstream's "allow", whose other fields survive. /metrics counts the refusal by
+// harness, limit and enforced.
 func TestHook_SpawnRefused(t *testing.T) {
 	const want = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",` +
 		`"permissionDecisionReason":"heirloom refused this sub-agent: parent already has 1 active sub-agents (spawn.max_children 1)"}}`
@@ -69,6 +70,17 @@ func TestHook_SpawnRefused(t *testing.T) {
 			}
 			if r := mustRun(t, s, "t2"); r.Status != kv.RunRefused {
 				t.Fatalf("run t2: got %+v, want refused", r)
+			}
+			postHookRaw(t, s, cct.Spawn(tr, "S", "t2", "general-purpose", "two")) // asked again: counted once
+			metrics := metricsBody(t, s)
+			for _, want := range []string{
+				`heirloom_spawn_refused_total{enforced="true",harness="claude-code",limit="max_children"} 1`,
+				`heirloom_spawn_refused_total{enforced="true",harness="claude-code",limit="max_depth"} 0`,
+				`heirloom_spawn_refused_total{enforced="false",harness="claude-code",limit="max_children"} 0`,
+			} {
+				if !strings.Contains(metrics, want) {
+					t.Errorf("GET /metrics lacks %s", want)
+				}
 			}
 		})
 	}
