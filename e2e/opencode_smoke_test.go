@@ -219,8 +219,8 @@ func TestOpenCodeSmoke(t *testing.T) {
 		if len(reqs) != 2 {
 			t.Fatalf("got %d requests of the parent, want 2", len(reqs))
 		}
-		if got := reqs[1].ToolResults(); len(got) != 1 || !strings.Contains(got[0].Content.Text(), "REFUSED-"+marker) {
-			t.Errorf("tool results after a refusal %+v, want the refusal's reason", got)
+		if got := reqs[1].ToolResults(); len(got) != 1 || !strings.Contains(got[0].Content.Text(), "refused as the sidecar words it: REFUSED-"+marker) {
+			t.Errorf("tool results after a refusal %+v, want the sidecar's message, as given", got)
 		}
 	})
 
@@ -418,7 +418,7 @@ func (s *ocSidecar) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/api/inject" && harness == "opencode":
 		reply = map[string]string{"context": s.inject(c.Session)}
 	case r.URL.Path == "/api/spawn-check" && r.Method == http.MethodPost && refuse:
-		reply = map[string]any{"allow": false, "reason": reason}
+		reply = map[string]any{"allow": false, "reason": reason, "message": "refused as the sidecar words it: " + reason}
 	case r.URL.Path == "/api/spawn-check" && r.Method == http.MethodPost:
 		reply = map[string]any{"allow": true}
 	default:

@@ -62,7 +62,8 @@ type SpawnRequest struct {
 }
 
 // SpawnRefusal is the text the model reads as a refused spawn's tool error: what every
-// harness shows, so a model learns one phrase. The plugins write the same words.
+// harness shows, so a model learns one phrase. Claude Code gets it in the hook's deny; the
+// plugins get it in /api/spawn-check's reply (message) and show it as given.
 func SpawnRefusal(reason string) string { return "heirloom refused this sub-agent: " + reason }
 
 // SpawnCheck decides a spawn a plugin asks about (OpenCode's task, OpenClaw's sessions_spawn)

@@ -109,10 +109,12 @@ type SpawnCheckRequest struct {
 
 // SpawnCheckReply answers whether a session may spawn a sub-agent now. Reason names the limit
 // a spawn hits ("depth 2 exceeds spawn.max_depth 1"); in observe mode Allow is true and Reason
-// says what enforce would have refused.
+// says what enforce would have refused. Message, with a refusal, is the whole text the model is
+// to read as the spawning call's error (engine.SpawnRefusal): the plugins show it as given.
 type SpawnCheckReply struct {
-	Allow  bool   `json:"allow"`
-	Reason string `json:"reason,omitempty"`
+	Allow   bool   `json:"allow"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // postSpawnCheck answers a plugin asking before a spawn (OpenCode's tool.execute.before for
@@ -147,5 +149,9 @@ func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SpawnCheckReply{Allow: d.Allow, Reason: d.Reason}, nil
+	reply := SpawnCheckReply{Allow: d.Allow, Reason: d.Reason}
+	if !d.Allow {
+		reply.Message = engine.SpawnRefusal(d.Reason)
+	}
+	return reply, nil
 }

@@ -180,11 +180,12 @@ func TestSpawnCheck(t *testing.T) {
 		return status, got
 	}
 	const call = `{"tool":"task","call_id":"call_%s","args":{"description":"d","prompt":"p %s","subagent_type":"general","extra":1}}`
-	if _, got := check("ses_P", fmt.Sprintf(call, "1", "1")); got["allow"] != true || got["reason"] != nil {
+	if _, got := check("ses_P", fmt.Sprintf(call, "1", "1")); got["allow"] != true || got["reason"] != nil || got["message"] != nil {
 		t.Fatalf("root may spawn: got %v", got)
 	}
-	if _, got := check("ses_P", fmt.Sprintf(call, "2", "2")); got["allow"] != false || got["reason"] != "parent already has 1 active sub-agents (spawn.max_children 1)" {
-		t.Fatalf("root's second spawn: got %v, want refused by max_children", got)
+	if _, got := check("ses_P", fmt.Sprintf(call, "2", "2")); got["allow"] != false || got["reason"] != "parent already has 1 active sub-agents (spawn.max_children 1)" ||
+		got["message"] != "heirloom refused this sub-agent: parent already has 1 active sub-agents (spawn.max_children 1)" {
+		t.Fatalf("root's second spawn: got %v, want refused by max_children, with the message the model reads", got)
 	}
 	if _, got := check("ses_C", fmt.Sprintf(call, "3", "3")); got["allow"] != false || got["reason"] != "depth 2 exceeds spawn.max_depth 1" {
 		t.Fatalf("depth-1 session with max depth 1: got %v, want refused by max_depth", got)

@@ -177,7 +177,8 @@ func (s *hookSidecar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.checks = append(s.checks, r.URL.RawQuery+" "+string(b))
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("session") == "agent:main:subagent:child" {
-			io.WriteString(w, `{"allow":false,"reason":"depth 2 exceeds spawn.max_depth 1"}`)
+			// The plugin shows the message as the sidecar words it.
+			io.WriteString(w, `{"allow":false,"reason":"depth 2 exceeds spawn.max_depth 1","message":"heirloom (as the sidecar words it): depth 2 exceeds spawn.max_depth 1"}`)
 			return
 		}
 		io.WriteString(w, `{"allow":true}`)
@@ -340,7 +341,7 @@ func TestPluginBehaviour(t *testing.T) {
 	if len(out.Dead) != 0 || out.DeadMs > 1500 || len(out.DeadWarnings) != 1 || !strings.Contains(out.DeadWarnings[0], dead) {
 		t.Errorf("sidecar down: results %+v in %d ms, warnings %q; want nothing, fast, one warning naming it", out.Dead, out.DeadMs, out.DeadWarnings)
 	}
-	refusal := blocked{Block: true, BlockReason: "heirloom refused this sub-agent: depth 2 exceeds spawn.max_depth 1"}
+	refusal := blocked{Block: true, BlockReason: "heirloom (as the sidecar words it): depth 2 exceeds spawn.max_depth 1"}
 	if len(out.Refused) != 2 || out.Refused[0] != refusal || out.Refused[1] != refusal {
 		t.Errorf("before_tool_call of a refused sessions_spawn: %+v, want %+v from each registration", out.Refused, refusal)
 	}

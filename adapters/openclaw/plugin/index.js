@@ -21,8 +21,8 @@
 //                        POST /api/spawn-check?harness=openclaw&session=<ctx.sessionKey>
 //                        {tool, call_id, args: {description: label, prompt: task,
 //                        subagent_type: agentId}}; on {"allow": false} it returns {block: true,
-//                        blockReason: "heirloom refused this sub-agent: <reason>"}, which the
-//                        model reads as the call's result. Any failure lets the call run.
+//                        blockReason: <the reply's message, as given>}, which the model reads
+//                        as the call's result. Any failure lets the call run.
 //   subagent_spawned     POST /hooks/openclaw {hook, event, ctx}: names the child's parent
 //   before_compaction    POST /hooks/openclaw, likewise (observe only)
 //   after_compaction     POST /hooks/openclaw, likewise (observe only)
@@ -271,8 +271,10 @@ export default {
       }
       const reply = await call(cfg, "POST", "/api/spawn-check", params, body)
       if (reply && typeof reply === "object" && reply.allow === false) {
+        // The sidecar words the refusal (message): shown as given, the same in every harness.
         const reason = typeof reply.reason === "string" && reply.reason ? reply.reason : "no reason given"
-        return { block: true, blockReason: `heirloom refused this sub-agent: ${reason}` }
+        const message = typeof reply.message === "string" && reply.message ? reply.message : reason
+        return { block: true, blockReason: message }
       }
     })
     for (const hook of ["subagent_spawned", "before_compaction", "after_compaction"]) {

@@ -13,7 +13,8 @@
 //                                       so requests can name the parent explicitly
 //   experimental.chat.system.transform  POST /api/inject → push the context onto output.system
 //   experimental.session.compacting     POST /api/inject {purpose: "compacting"} → output.context
-//   tool.execute.before (tool "task")   POST /api/spawn-check → throw only on {"allow": false}
+//   tool.execute.before (tool "task")   POST /api/spawn-check → throw only on {"allow": false},
+//                                       with the reply's message as the error, as given
 //
 // No imports: it must load with nothing installed beside it. Every export of a plugin file must
 // be a plugin function, so this file exports exactly one. Installed twice (global and project
@@ -64,6 +65,13 @@ async function call(method: "GET" | "POST", path: string, params: Params, body?:
 function contextOf(reply: any): string {
   const text = reply && typeof reply === "object" ? reply.context : undefined
   return typeof text === "string" && text.trim() !== "" ? text : ""
+}
+
+// refusal is the text of a spawn-check refusal: the sidecar's message as given, else its
+// reason (an older sidecar, or a reply without one).
+function refusal(reply: any): string {
+  if (typeof reply.message === "string" && reply.message) return reply.message
+  return typeof reply.reason === "string" && reply.reason ? reply.reason : "no reason given"
 }
 
 export const HeirloomPlugin = async (ctx?: { directory?: string }) => {
@@ -119,8 +127,8 @@ export const HeirloomPlugin = async (ctx?: { directory?: string }) => {
         args: output?.args ?? {},
       })
       if (reply && typeof reply === "object" && reply.allow === false) {
-        const reason = typeof reply.reason === "string" && reply.reason ? reply.reason : "no reason given"
-        throw new Error(`heirloom refused this sub-agent: ${reason}`)
+        // The sidecar words the refusal (message): shown as given, the same in every harness.
+        throw new Error(refusal(reply))
       }
     },
   }
