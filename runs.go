@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
@@ -187,18 +188,7 @@ func runStatus(r proxy.APIRun) string {
 	return r.Status + " (" + r.EndReason + ")"
 }
 
-// runDuration is how long a run took, to the second (to the millisecond under one): as reported, else from its start and end
-// times; "-" while unknown.
+// runDuration is how long a run took (inject.Runtime, as a cast shows it); "-" while unknown.
 func runDuration(r proxy.APIRun) string {
-	d := time.Duration(r.DurationMs) * time.Millisecond
-	if d <= 0 && !r.StartedAt.IsZero() && r.EndedAt.After(r.StartedAt) {
-		d = r.EndedAt.Sub(r.StartedAt)
-	}
-	switch {
-	case d <= 0:
-		return "-"
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+	return firstNonEmpty(inject.Runtime(r.DurationMs, r.StartedAt, r.EndedAt), "-")
 }

@@ -249,7 +249,7 @@ func (c cast) render(r kv.Run, o CastOptions) string {
 	fmt.Fprintf(&b, "Condensation: Level %d (%s)\n", c.level, LevelName(c.level))
 	b.WriteString(c.body)
 	b.WriteString("\n---\n")
-	fmt.Fprintf(&b, "Runtime: %s · Turns: %s · Tokens: %s\n", runtimeOf(r), countOf(int64(r.Turns)), countOf(r.Tokens))
+	fmt.Fprintf(&b, "Runtime: %s · Turns: %s · Tokens: %s\n", cmp.Or(Runtime(r.DurationMs, r.StartedAt, r.EndedAt), "unknown"), countOf(int64(r.Turns)), countOf(r.Tokens))
 	if c.none {
 		fmt.Fprintf(&b, "Level %d (%s) · no result to condense\n", c.level, LevelName(c.level))
 	} else {
@@ -306,15 +306,17 @@ func castStatus(r kv.Run) string {
 	return s
 }
 
-// runtimeOf is how long r ran: as reported, else from its start to its end; "unknown".
-func runtimeOf(r kv.Run) string {
-	d := time.Duration(r.DurationMs) * time.Millisecond
-	if d <= 0 && !r.StartedAt.IsZero() && r.EndedAt.After(r.StartedAt) {
-		d = r.EndedAt.Sub(r.StartedAt)
+// Runtime is how long a run ran, for a person: its reported duration (durationMs), else the
+// time from started to ended, to the second (to the millisecond under one); "" when neither is
+// known. Casts and `heirloom runs` show it.
+func Runtime(durationMs int64, started, ended time.Time) string {
+	d := time.Duration(durationMs) * time.Millisecond
+	if d <= 0 && !started.IsZero() && ended.After(started) {
+		d = ended.Sub(started)
 	}
 	switch {
 	case d <= 0:
-		return "unknown"
+		return ""
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	}

@@ -142,6 +142,27 @@ func TestCastRun_FooterScope(t *testing.T) {
 	}
 }
 
+// TestRuntime: a run's runtime as reported, else from its start to its end, to the second (the
+// millisecond under one); "" when unknown.
+func TestRuntime(t *testing.T) {
+	start := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		ms         int64
+		start, end time.Time
+		want       string
+	}{
+		{90_400, time.Time{}, time.Time{}, "1m30s"},
+		{400, time.Time{}, time.Time{}, "400ms"},
+		{0, start, start.Add(2 * time.Minute), "2m0s"},
+		{0, start, time.Time{}, ""},
+		{0, time.Time{}, time.Time{}, ""},
+	} {
+		if got := inject.Runtime(tt.ms, tt.start, tt.end); got != tt.want {
+			t.Errorf("Runtime(%d, %v, %v): got %q, want %q", tt.ms, tt.start, tt.end, got, tt.want)
+		}
+	}
+}
+
 // TestCondense checks what the retention sweep keeps of a result.
 func TestCondense(t *testing.T) {
 	long := strings.Repeat("word ", 5000)
