@@ -20,7 +20,9 @@ import (
 // The decision is made under the lock every spawn of the parent takes (Claude Code: its
 // top-level session's; the plugins: the parent session's), and the spawn's run is recorded in
 // the same step: pending when allowed, so it counts against the parent's next spawn at once;
-// kv.RunRefused when refused, which never pairs with a sub-agent and never counts as active.
+// kv.RunRefused when refused, which never pairs with a sub-agent and never counts as active,
+// unless the refusal never reached the harness and it spawned anyway (see unrefuse). A harness
+// whose events name runs by the child holds a reservation instead of a pending run (reserve.go).
 // In observe mode a spawn past a limit is recorded pending with the reason a refusal would have
 // given (Run.Reason) and goes ahead; the live feed reports it as spawn.refused with enforced
 // false (see observeRun).
@@ -70,9 +72,10 @@ func SpawnRefusal(reason string) string { return "heirloom refused this sub-agen
 // and, when req names the call, records its run: pending, or refused. A harness whose events
 // name runs by the child session (adapters.Registration.RunsByChild: OpenClaw) gets only a
 // refusal recorded; its allowed spawn holds a reservation (reserve.go) until its events report
-// the child's run, and a spawn observe mode lets through is reported on the live feed alone. It runs under the parent
-// session's lock, the one the harness's stream records that session's spawns under, and under
-// the engine's own context, so the record is written whole even when the plugin stops waiting.
+// the child's run, and a spawn observe mode lets through is reported on the live feed alone. It
+// runs under the parent session's lock, the one the harness's stream records that session's
+// spawns under, and under the engine's own context, so the record is written whole even when
+// the plugin stops waiting.
 // A sub-agent whose parent is not known yet is first asked about, as Inject asks (within
 // Config.DescribeWait). A session heirloom does not know, nor its Parent, is allowed and
 // nothing is recorded: the harness's stream records the spawn when it sees it. A refusal the
@@ -169,8 +172,9 @@ type spawnCall struct {
 
 // decideSpawn decides c against the limits and records its run, unless c has no id. A call
 // already recorded gets the answer it got: a refused one is refused again, one whose sub-agent
-// started or finished, or whose refusal was not delivered, is allowed. One still pending (asked again, or recorded first by the
-// harness's stream) is decided again, not counting itself among the parent's active children.
+// started or finished, or whose refusal was not delivered, is allowed; so is one holding a
+// reservation. One still pending (asked again, or recorded first by the harness's stream) is
+// decided again, not counting itself among the parent's active children.
 func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, error) {
 	d := SpawnDecision{Allow: true}
 	if c.known {
@@ -254,10 +258,10 @@ func (e *Engine) decideSpawn(ctx context.Context, c spawnCall) (SpawnDecision, e
 }
 
 // overLimit returns the reason a spawn of a sub-agent at depth by parent is over a limit and the
-// limit (LimitMaxDepth, LimitMaxChildren), or "".
-// known says the depth is known (the parent is stored); spawn.max_children applies either way.
-// self says the spawn's own run is already recorded open: it is not counted. The parent's active
-// children are its open runs and its reservations (see reserve.go).
+// limit (LimitMaxDepth, LimitMaxChildren), or "". known says the depth is known (the parent is
+// stored); spawn.max_children applies either way. self says the spawn's own run is already
+// recorded open: it is not counted. The parent's active children are its open runs and its
+// reservations (see reserve.go).
 func (e *Engine) overLimit(ctx context.Context, scope, parent string, depth int, known, self bool) (reason, limit string, err error) {
 	lim := e.Config.Spawn
 	if known && lim.MaxDepth > 0 && depth > lim.MaxDepth {
