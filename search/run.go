@@ -92,6 +92,10 @@ type candidate struct {
 	role  string
 	at    time.Time
 	len   int
+	// phrases are phrases the document must hold for it to be a hit, checked against its text
+	// only when it would make the page (a required phrase's words are all in it; whether they
+	// stand next to each other costs a read of the text).
+	phrases [][]string
 }
 
 // Run evaluates q over src. Each term's postings are read once; documents indexed after the
@@ -134,7 +138,16 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 	var matched map[Doc]*candidate
 	var excluded []map[Doc]*candidate
 	for _, c := range q.clauses {
-		docs, err := r.clause(ctx, c)
+		var docs map[Doc]*candidate
+		if a, ok := c.requiredPhrase(); ok {
+			// A phrase every hit must hold: its words' documents now, adjacency for the page.
+			docs, err = r.phraseWords(ctx, a)
+			for _, x := range docs {
+				x.phrases = append(x.phrases, a.phrase)
+			}
+		} else {
+			docs, err = r.clause(ctx, c)
+		}
 		if err != nil {
 			return Page{}, err
 		}
@@ -177,14 +190,38 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 		})
 		list = list[i:]
 	}
+	// The page: candidates in rank order, those owing a phrase checked against their text, until
+	// one past the page is found (there is a next page).
 	var page Page
-	more := len(list) > limit
-	list = list[:min(len(list), limit)]
+	var kept []ranked
+	texts := map[Doc]string{}
+	for _, h := range list {
+		if len(kept) == limit+1 {
+			break
+		}
+		if len(h.phrases) > 0 {
+			text, err := src.Text(ctx, h.doc)
+			if err != nil {
+				return Page{}, err
+			}
+			if !slices.ContainsFunc(h.phrases, func(p []string) bool { return !hasPhrase(text, p) }) {
+				texts[h.doc] = text
+				kept = append(kept, h)
+			}
+			continue
+		}
+		kept = append(kept, h)
+	}
+	more := len(kept) > limit
+	list = kept[:min(len(kept), limit)]
 	terms := q.highlights()
 	for _, h := range list {
-		text, err := src.Text(ctx, h.doc)
-		if err != nil {
-			return Page{}, err
+		text, ok := texts[h.doc]
+		if !ok {
+			var err error
+			if text, err = src.Text(ctx, h.doc); err != nil {
+				return Page{}, err
+			}
 		}
 		page.Hits = append(page.Hits, Hit{Doc: h.doc, Score: h.score, Role: h.role, At: h.at, Snippet: snippet(text, terms, o.Clean)})
 	}
@@ -283,11 +320,18 @@ func (r *runner) clause(ctx context.Context, c clause) (map[Doc]*candidate, erro
 	return out, nil
 }
 
-// atom returns the documents a matches with its BM25 score.
-func (r *runner) atom(ctx context.Context, a atom) (map[Doc]*candidate, error) {
-	if a.phrase == nil {
-		return r.term(ctx, a.term, a.prefix)
+// requiredPhrase returns c's phrase when c is exactly one phrase every hit must hold (not
+// excluded, no alternatives): its adjacency can wait until a document would make the page.
+func (c clause) requiredPhrase() (atom, bool) {
+	if c.not || len(c.alts) != 1 || c.alts[0].phrase == nil {
+		return atom{}, false
 	}
+	return c.alts[0], true
+}
+
+// phraseWords returns the documents holding every word of phrase atom a, scored, whether or
+// not the words stand next to each other.
+func (r *runner) phraseWords(ctx context.Context, a atom) (map[Doc]*candidate, error) {
 	var docs map[Doc]*candidate
 	for _, t := range a.phrase {
 		got, err := r.term(ctx, t, false)
@@ -299,6 +343,20 @@ func (r *runner) atom(ctx context.Context, a atom) (map[Doc]*candidate, error) {
 		} else {
 			docs = intersect(docs, got)
 		}
+	}
+	return docs, nil
+}
+
+// atom returns the documents a matches with its BM25 score. A phrase's adjacency is checked
+// against each candidate's text here (a phrase among alternatives, or excluded); see
+// requiredPhrase for the phrase every hit must hold.
+func (r *runner) atom(ctx context.Context, a atom) (map[Doc]*candidate, error) {
+	if a.phrase == nil {
+		return r.term(ctx, a.term, a.prefix)
+	}
+	docs, err := r.phraseWords(ctx, a)
+	if err != nil {
+		return nil, err
 	}
 	for d := range docs {
 		text, err := r.src.Text(ctx, d)
@@ -387,6 +445,7 @@ func intersect(x, y map[Doc]*candidate) map[Doc]*candidate {
 	for d, c := range x {
 		if other := y[d]; other != nil {
 			c.score += other.score
+			c.phrases = append(c.phrases, other.phrases...)
 		} else {
 			delete(x, d)
 		}

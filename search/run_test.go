@@ -99,6 +99,16 @@ func TestRun_Matching(t *testing.T) {
 		{"parseLedger*", []string{"a/7"}},
 		{"東京都", []string{"a/11"}},
 		{"f(x)", nil},
+		// A phrase every hit must hold is checked when a document would make the page, also
+		// beside other words (whichever side of the intersection is smaller) and other phrases.
+		{`fox "quick brown"`, []string{"a/0"}},
+		{`"quick brown" fox`, []string{"a/0"}},
+		{`the "quick brown"`, []string{"a/0"}},
+		{`"quick brown" "brown fox"`, []string{"a/0"}},
+		{`"quick brown" "fox brown"`, nil},
+		{`"dry run" deploy`, []string{"a/2"}},
+		{`"run dry" dry`, []string{"a/5"}},
+		{`"dry run" OR "run dry"`, []string{"a/2", "a/5"}},
 	}
 	for _, tt := range tests {
 		got := hitNames(search(t, m, tt.query, Options{}))
@@ -448,5 +458,36 @@ func TestRun_Cursor(t *testing.T) {
 	}
 	if p := search(t, m, "absent", Options{}); p.Cursor != "" || len(p.Hits) != 0 {
 		t.Errorf("no hits: %+v", p)
+	}
+}
+
+// TestRun_PhrasePages: pages of a phrase query, whose candidates are checked for the phrase only
+// as they would make a page, hold each hit once and together all of them, also when candidates
+// holding the words apart rank between the hits.
+func TestRun_PhrasePages(t *testing.T) {
+	m := newMemSource()
+	var want []string
+	for i := range 12 {
+		if i%3 == 0 {
+			seed(m, "p", strings.Repeat("filler ", i)+"failed to open the file") // the phrase
+			want = append(want, fmt.Sprintf("p/%d", i))
+		} else {
+			seed(m, "p", "open it: failed, to "+strings.Repeat("filler ", i)) // the words apart
+		}
+	}
+	for _, limit := range []int{1, 2, 3} {
+		var got []string
+		cursor := ""
+		for range 20 {
+			page := search(t, m, `"failed to open"`, Options{Limit: limit, Cursor: cursor})
+			got = append(got, hitNames(page)...)
+			if cursor = page.Cursor; cursor == "" {
+				break
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("limit %d: pages hold %v, want %v", limit, got, want)
+		}
 	}
 }
