@@ -446,7 +446,7 @@ Cells read "objective+constraints share / all-facts share". Target: objective an
 %s
 Building both blocks at the end of a transcript (a digest over 200 turns, the inherited block,
 the objective block) takes about 1 ms once the transcript has 200 turns, whatever its size
-beyond (0.4 ms at 10 KB; BenchmarkPlantedFacts, 2026-11-25).
+beyond (0.4 ms at 10 KB; BenchmarkPlantedFacts, 2026-11-27).
 
 Reproduce (-update writes this report to inject/testdata/planted.md):
 
