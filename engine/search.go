@@ -82,12 +82,17 @@ func (e *Engine) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 			return SearchResult{}, err
 		}
 	}
-	page, err := search.Run(ctx, src, parsed, search.Options{
+	opts := search.Options{
 		Limit: q.Limit, Cursor: q.Cursor, Role: q.Role, Since: q.Since, Until: q.Until,
-		Allow: func(id string) (bool, error) { return f.allow(ctx, id) },
 		Clean: inject.Redact,
 		Bind:  strings.Join([]string{scope, q.Session, q.Harness, q.Project}, "\x00"),
-	})
+	}
+	if f.filters() {
+		// Without session-level filters no session is read until the page is known: a session
+		// and its postings are deleted in one batch, so every posting in the snapshot has one.
+		opts.Allow = func(id string) (bool, error) { return f.allow(ctx, id) }
+	}
+	page, err := search.Run(ctx, src, parsed, opts)
 	var bad *search.CursorError
 	if errors.As(err, &bad) {
 		return SearchResult{}, &InvalidError{Message: err.Error()}
@@ -97,7 +102,13 @@ func (e *Engine) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	}
 	out := SearchResult{Hits: make([]SearchHit, 0, len(page.Hits)), Cursor: page.Cursor}
 	for _, h := range page.Hits {
-		sess := f.seen[h.Doc.Session]
+		sess, ok := f.seen[h.Doc.Session]
+		if !ok {
+			if sess, err = x.Session(ctx, h.Doc.Session); err != nil {
+				return SearchResult{}, fmt.Errorf("search: the session of a hit: %w", err)
+			}
+			f.remember(sess)
+		}
 		sess.Title = inject.Redact(sess.Title)
 		out.Hits = append(out.Hits, SearchHit{Session: sess, Turn: h.Doc.Seq, Role: h.Role, At: h.At, Snippet: h.Snippet, Score: h.Score})
 	}
@@ -135,6 +146,18 @@ type sessionFilter struct {
 	seen             map[string]kv.Session
 }
 
+// filters reports whether any session-level filter is set.
+func (f *sessionFilter) filters() bool {
+	return f.family != nil || f.harness != "" || f.project != ""
+}
+
+func (f *sessionFilter) remember(sess kv.Session) {
+	if f.seen == nil {
+		f.seen = map[string]kv.Session{}
+	}
+	f.seen[sess.ID] = sess
+}
+
 func (f *sessionFilter) allow(ctx context.Context, id string) (bool, error) {
 	if f.family != nil && !f.family[id] {
 		return false, nil
@@ -146,10 +169,7 @@ func (f *sessionFilter) allow(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if f.seen == nil {
-		f.seen = map[string]kv.Session{}
-	}
-	f.seen[id] = sess
+	f.remember(sess)
 	if f.harness != "" && sess.Harness != f.harness {
 		return false, nil
 	}

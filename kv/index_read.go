@@ -93,13 +93,14 @@ func (x *IndexReader) Postings(ctx context.Context, term string, prefix bool, fn
 	}
 	defer func() { err = errors.Join(err, it.Close()) }()
 	n := 0
+	var keys postingKeys
 	for ok := it.First(); ok; ok = it.Next() {
 		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		_, t, id, seq, err := decodePostingKey(it.Key())
+		t, id, seq, err := keys.decode(it.Key())
 		if err != nil {
 			return fmt.Errorf("read postings of %q: %w", term, err)
 		}

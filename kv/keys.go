@@ -543,6 +543,25 @@ func (r *keyReader) part() string {
 	return s
 }
 
+// partLike reads a component as part does, returning prev itself when the bytes are equal: no
+// allocation for a component that repeats from one key to the next.
+func (r *keyReader) partLike(prev string) string {
+	if r.bad {
+		return ""
+	}
+	i := bytes.IndexByte(r.b, sep)
+	if i < 0 {
+		r.bad = true
+		return ""
+	}
+	s := prev
+	if string(r.b[:i]) != prev {
+		s = string(r.b[:i])
+	}
+	r.b = r.b[i+1:]
+	return s
+}
+
 // lastPart reads the final component, which must be NUL-free (it is a scope-checked id).
 func (r *keyReader) lastPart() string {
 	if r.bad {
@@ -618,14 +637,18 @@ func postingKey(scope, term, id string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 
-func decodePostingKey(k []byte) (scope, term, id string, seq uint64, err error) {
+// postingKeys decodes a run of posting keys (sorted by term, then session), reusing the
+// previous key's term and session strings where they repeat.
+type postingKeys struct{ scope, term, id string }
+
+func (d *postingKeys) decode(k []byte) (term, id string, seq uint64, err error) {
 	r := keyReader{b: k}
 	r.prefix(prefixPosting)
-	scope = r.part()
-	term = r.part()
-	id = r.part()
+	d.scope = r.partLike(d.scope)
+	d.term = r.partLike(d.term)
+	d.id = r.partLike(d.id)
 	seq = r.uint64()
-	return scope, term, id, seq, r.done("posting")
+	return d.term, d.id, seq, r.done("posting")
 }
 
 // indexStatsKey is y <scope>.

@@ -141,12 +141,12 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 		var docs map[Doc]*candidate
 		if a, ok := c.requiredPhrase(); ok {
 			// A phrase every hit must hold: its words' documents now, adjacency for the page.
-			docs, err = r.phraseWords(ctx, a)
+			docs, err = r.phraseWords(ctx, a, matched)
 			for _, x := range docs {
 				x.phrases = append(x.phrases, a.phrase)
 			}
 		} else {
-			docs, err = r.clause(ctx, c)
+			docs, err = r.clause(ctx, c, matched)
 		}
 		if err != nil {
 			return Page{}, err
@@ -297,11 +297,12 @@ func (r *runner) passes(p Posting) bool {
 }
 
 // clause returns the documents any alternative of c matches, scored (for a negated clause, the
-// documents to leave out).
-func (r *runner) clause(ctx context.Context, c clause) (map[Doc]*candidate, error) {
+// documents to leave out). within, when not nil, holds the only documents that matter: the
+// earlier clauses' matches.
+func (r *runner) clause(ctx context.Context, c clause, within map[Doc]*candidate) (map[Doc]*candidate, error) {
 	var out map[Doc]*candidate
 	for _, a := range c.alts {
-		docs, err := r.atom(ctx, a)
+		docs, err := r.atom(ctx, a, within)
 		if err != nil {
 			return nil, err
 		}
@@ -330,18 +331,22 @@ func (c clause) requiredPhrase() (atom, bool) {
 }
 
 // phraseWords returns the documents holding every word of phrase atom a, scored, whether or
-// not the words stand next to each other.
-func (r *runner) phraseWords(ctx context.Context, a atom) (map[Doc]*candidate, error) {
+// not the words stand next to each other (only documents of within, when it is not nil).
+func (r *runner) phraseWords(ctx context.Context, a atom, within map[Doc]*candidate) (map[Doc]*candidate, error) {
 	var docs map[Doc]*candidate
 	for _, t := range a.phrase {
-		got, err := r.term(ctx, t, false)
+		scope := docs
+		if scope == nil {
+			scope = within
+		}
+		got, err := r.term(ctx, t, false, scope)
 		if err != nil {
 			return nil, err
 		}
 		if docs == nil {
 			docs = got
 		} else {
-			docs = intersect(docs, got)
+			docs = intersect(docs, got) // got ⊆ docs; their scores add up
 		}
 	}
 	return docs, nil
@@ -350,11 +355,11 @@ func (r *runner) phraseWords(ctx context.Context, a atom) (map[Doc]*candidate, e
 // atom returns the documents a matches with its BM25 score. A phrase's adjacency is checked
 // against each candidate's text here (a phrase among alternatives, or excluded); see
 // requiredPhrase for the phrase every hit must hold.
-func (r *runner) atom(ctx context.Context, a atom) (map[Doc]*candidate, error) {
+func (r *runner) atom(ctx context.Context, a atom, within map[Doc]*candidate) (map[Doc]*candidate, error) {
 	if a.phrase == nil {
-		return r.term(ctx, a.term, a.prefix)
+		return r.term(ctx, a.term, a.prefix, within)
 	}
-	docs, err := r.phraseWords(ctx, a)
+	docs, err := r.phraseWords(ctx, a, within)
 	if err != nil {
 		return nil, err
 	}
@@ -371,25 +376,48 @@ func (r *runner) atom(ctx context.Context, a atom) (map[Doc]*candidate, error) {
 }
 
 // term reads one term's postings (every term starting with it, for a prefix: each counts as a
-// term of its own, with its own document frequency) and scores the documents.
-func (r *runner) term(ctx context.Context, term string, prefix bool) (map[Doc]*candidate, error) {
+// term of its own, with its own document frequency) and scores the documents: all of them, or
+// only those of within when it is not nil. The candidates it returns are new ones.
+func (r *runner) term(ctx context.Context, term string, prefix bool, within map[Doc]*candidate) (map[Doc]*candidate, error) {
 	type hit struct {
-		doc Doc
-		tf  int
+		c  *candidate
+		tf int
 	}
-	byTerm := map[string][]hit{}
+	type termHits struct {
+		df   int // every posting of the snapshot, filtered or not
+		hits []hit
+	}
+	byTerm := map[string]*termHits{}
+	var last *termHits // postings come term by term
+	lastTerm := ""
 	docs := map[Doc]*candidate{}
+	var slab []candidate
 	err := r.src.Postings(ctx, term, prefix, func(p Posting) error {
 		if p.Stamp > r.st.Stamp {
 			return nil
 		}
-		byTerm[p.Term] = append(byTerm[p.Term], hit{p.Doc, p.TF}) // df counts every posting of the snapshot
-		if !r.passes(p) {
+		if last == nil || p.Term != lastTerm {
+			if last = byTerm[p.Term]; last == nil {
+				last = &termHits{}
+				byTerm[p.Term] = last
+			}
+			lastTerm = p.Term
+		}
+		last.df++
+		if !r.passes(p) || (within != nil && within[p.Doc] == nil) {
 			return nil
 		}
-		if docs[p.Doc] == nil {
-			docs[p.Doc] = &candidate{role: p.Role, at: p.At, len: p.Len}
+		c := docs[p.Doc]
+		if c == nil {
+			if len(slab) == 0 {
+				slab = make([]candidate, 512) // candidates allocated in runs, not one by one
+			}
+			c = &slab[0]
+			slab = slab[1:]
+			*c = candidate{role: p.Role, at: p.At, len: p.Len}
+			docs[p.Doc] = c
 		}
+		last.hits = append(last.hits, hit{c, p.TF})
 		return nil
 	})
 	if err != nil {
@@ -403,19 +431,17 @@ func (r *runner) term(ctx context.Context, term string, prefix bool) (map[Doc]*c
 	}
 	slices.Sort(names)
 	for _, t := range names {
-		hits := byTerm[t]
+		th := byTerm[t]
 		df, ok := r.df[t]
 		if !ok {
-			df = len(hits)
+			df = th.df
 			if len(r.df) < maxCursorTerms {
 				r.df[t] = df
 			}
 		}
 		idf := r.idf(df)
-		for _, h := range hits {
-			if c := docs[h.doc]; c != nil {
-				c.score += idf * bm25TF(h.tf, c.len, r.avgLen)
-			}
+		for _, h := range th.hits {
+			h.c.score += idf * bm25TF(h.tf, h.c.len, r.avgLen)
 		}
 	}
 	return docs, nil

@@ -491,3 +491,37 @@ func TestRun_PhrasePages(t *testing.T) {
 		}
 	}
 }
+
+// A phrase's document scores as its words ANDed do (the same BM25 terms), whatever clauses come
+// before it: the later clauses only read the earlier ones' documents, and must lose no score.
+func TestRun_PhraseScoresAsItsWords(t *testing.T) {
+	m := newMemSource()
+	seed(m, "a",
+		"failed to open the ledger file",
+		"could not open it: failed, try to",
+		"ledger failed to open again and again to open",
+		"nothing relevant here",
+	)
+	score := func(query string) map[string]float64 {
+		out := map[string]float64{}
+		for _, h := range search(t, m, query, Options{}).Hits {
+			out[fmt.Sprintf("%s/%d", h.Doc.Session, h.Doc.Seq)] = h.Score
+		}
+		return out
+	}
+	for _, pair := range [][2]string{
+		{`"failed to open"`, `failed to open`},
+		{`ledger "failed to open"`, `ledger failed to open`},
+		{`"failed to open" ledger`, `failed to open ledger`},
+	} {
+		phrase, words := score(pair[0]), score(pair[1])
+		if len(phrase) == 0 {
+			t.Fatalf("%s: no hits", pair[0])
+		}
+		for doc, s := range phrase {
+			if w, ok := words[doc]; !ok || math.Abs(w-s) > 1e-9 {
+				t.Errorf("%s scores %s %v; %s scores it %v (found %v)", pair[0], doc, s, pair[1], w, ok)
+			}
+		}
+	}
+}
