@@ -77,14 +77,15 @@ var errBadValue = errors.New("malformed value")
 // Roles are stored in a posting as one byte.
 var roleCodes = map[string]byte{"user": 'u', "assistant": 'a', "tool": 't', "system": 's'}
 
-func roleOf(c byte) string {
+// roleNames is roleCodes the other way, indexed by the code: decoding is a lookup.
+var roleNames = func() (names [256]string) {
 	for r, code := range roleCodes {
-		if code == c {
-			return r
-		}
+		names[code] = r
 	}
-	return ""
-}
+	return names
+}()
+
+func roleOf(c byte) string { return roleNames[c] }
 
 // posting is a posting's value: the term's count in the turn, the turn's length in terms, its
 // role and time, and the stamp it was indexed under.

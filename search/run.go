@@ -1,6 +1,7 @@
 package search
 
 import (
+	"container/heap"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -160,12 +161,15 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 			matched = intersect(matched, docs)
 		}
 	}
-	type ranked struct {
-		doc Doc
-		*candidate
+	var after Doc
+	if cur != nil {
+		after = Doc{Session: cur.Session, Seq: cur.Seq}
 	}
-	var list []ranked
+	var list rankedHeap
 	for d, c := range matched {
+		if cur != nil && compareHits(c.score, d, cur.Score, after) <= 0 {
+			continue // on an earlier page
+		}
 		if slices.ContainsFunc(excluded, func(x map[Doc]*candidate) bool { return x[d] != nil }) {
 			continue
 		}
@@ -177,28 +181,15 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 			list = append(list, ranked{d, c})
 		}
 	}
-	slices.SortFunc(list, func(x, y ranked) int {
-		return compareHits(x.score, x.doc, y.score, y.doc)
-	})
-	if cur != nil {
-		after := Doc{Session: cur.Session, Seq: cur.Seq}
-		i, _ := slices.BinarySearchFunc(list, 0, func(x ranked, _ int) int {
-			if compareHits(x.score, x.doc, cur.Score, after) <= 0 {
-				return -1
-			}
-			return 1
-		})
-		list = list[i:]
-	}
-	// The page: candidates in rank order, those owing a phrase checked against their text, until
-	// one past the page is found (there is a next page).
+	// The page: candidates in rank order (taken from a heap: only the page's few are ordered),
+	// those owing a phrase checked against their text, until one past the page is found (there
+	// is a next page).
+	heap.Init(&list)
 	var page Page
 	var kept []ranked
 	texts := map[Doc]string{}
-	for _, h := range list {
-		if len(kept) == limit+1 {
-			break
-		}
+	for list.Len() > 0 && len(kept) < limit+1 {
+		h := heap.Pop(&list).(ranked)
 		if len(h.phrases) > 0 {
 			text, err := src.Text(ctx, h.doc)
 			if err != nil {
@@ -213,9 +204,9 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 		kept = append(kept, h)
 	}
 	more := len(kept) > limit
-	list = kept[:min(len(kept), limit)]
+	kept = kept[:min(len(kept), limit)]
 	terms := q.highlights()
-	for _, h := range list {
+	for _, h := range kept {
 		text, ok := texts[h.doc]
 		if !ok {
 			var err error
@@ -226,11 +217,33 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 		page.Hits = append(page.Hits, Hit{Doc: h.doc, Score: h.score, Role: h.role, At: h.at, Snippet: snippet(text, terms, o.Clean)})
 	}
 	if more {
-		last := list[len(list)-1]
+		last := kept[len(kept)-1]
 		page.Cursor = encodeCursor(cursor{V: cursorVersion, Hash: hash, Docs: st.Docs, Terms: st.Terms, Stamp: st.Stamp, Score: last.score, Session: last.doc.Session, Seq: last.doc.Seq, DF: r.df,
 			Since: unixNano(o.Since), Until: unixNano(o.Until)})
 	}
 	return page, nil
+}
+
+// ranked is a candidate with its document.
+type ranked struct {
+	doc Doc
+	*candidate
+}
+
+// rankedHeap is a heap of candidates, best first (container/heap).
+type rankedHeap []ranked
+
+func (h rankedHeap) Len() int { return len(h) }
+func (h rankedHeap) Less(i, j int) bool {
+	return compareHits(h[i].score, h[i].doc, h[j].score, h[j].doc) < 0
+}
+func (h rankedHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *rankedHeap) Push(x any)   { *h = append(*h, x.(ranked)) }
+func (h *rankedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // compareHits orders by score, best first, then by session and Seq.
