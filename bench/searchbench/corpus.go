@@ -513,7 +513,7 @@ func (g *generator) userPrompt(p *project) string {
 		return pick(g.r, userShort)
 	case x < 7:
 		var b strings.Builder
-		b.WriteString(fmt.Sprintf(pick(g.r, userOpeners), "`"+p.ident()+"`", p.pnoun()))
+		b.WriteString(fill(pick(g.r, userOpeners), "`"+p.ident()+"`", p.pnoun()))
 		b.WriteString(":\n\n")
 		target := int(math.Exp(7 + 1.2*g.r.NormFloat64())) // pasted output, median ~1 KB
 		target = min(target, 60_000)
@@ -536,7 +536,7 @@ func (g *generator) userPrompt(p *project) string {
 		} else {
 			c = p.pnoun()
 		}
-		s := fmt.Sprintf(pick(g.r, userOpeners), "`"+a+"`", c)
+		s := fill(pick(g.r, userOpeners), "`"+a+"`", c)
 		if g.r.IntN(2) == 0 {
 			s += ". " + g.sentence(p)
 		}
@@ -893,4 +893,14 @@ func readCorpus(file string, fn func(corpusRecord) error) (corpusHeader, error) 
 			return hdr, err
 		}
 	}
+}
+
+// fill formats tmpl with as many of args as it has %s verbs (the openers take one or two).
+func fill(tmpl string, args ...string) string {
+	n := min(strings.Count(tmpl, "%s"), len(args))
+	vals := make([]any, n)
+	for i := range n {
+		vals[i] = args[i]
+	}
+	return fmt.Sprintf(tmpl, vals...)
 }
