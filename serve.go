@@ -114,6 +114,7 @@ func engineConfig(cfg config.Config) engine.Config {
 	// inherit.enabled false is passive mode: heirloom records but adds no block at all.
 	c.Passive = !cfg.Inherit.Enabled
 	c.TailChars = cfg.Inherit.TailChars
+	c.RelevantPassages = cfg.Inherit.RelevantPassages
 	c.Spawn = engine.SpawnLimits{MaxDepth: cfg.Spawn.MaxDepth, MaxChildren: cfg.Spawn.MaxChildren, Mode: cfg.Spawn.Mode}
 	c.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait
 	c.Checkpoints.EveryPrompts = cfg.Checkpoints.EveryPrompts

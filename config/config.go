@@ -109,6 +109,11 @@ type Inherit struct {
 	// TailChars is how many characters of the parent's transcript tail the
 	// block carries. Default 3000; zero means no tail; negative is invalid.
 	TailChars int `koanf:"tail_chars"`
+
+	// RelevantPassages is how many passages of the parent's family most relevant to a
+	// sub-agent's task its block carries, under "Relevant to your task". Default 6; zero turns
+	// the section off; negative is invalid.
+	RelevantPassages int `koanf:"relevant_passages"`
 }
 
 // Spawn configures what heirloom allows when a session spawns a sub-agent. A top-level
@@ -315,7 +320,7 @@ func Default(home, xdgDataHome string) Config {
 			HookTimeout:     proxy.DefaultHookTimeout,
 			ShutdownTimeout: 5 * time.Second,
 		},
-		Inherit: Inherit{Enabled: !eng.Passive, TailChars: eng.TailChars},
+		Inherit: Inherit{Enabled: !eng.Passive, TailChars: eng.TailChars, RelevantPassages: eng.RelevantPassages},
 		Spawn:   Spawn{MaxDepth: eng.Spawn.MaxDepth, MaxChildren: eng.Spawn.MaxChildren, Mode: eng.Spawn.Mode},
 		Checkpoints: Checkpoints{
 			EveryPrompts: eng.Checkpoints.EveryPrompts,

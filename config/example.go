@@ -24,9 +24,10 @@ var docs = map[string]string{
 	"server.hook_timeout":     "How long a hook handler may work before it replies {}.",
 	"server.shutdown_timeout": "How long shutdown waits for requests in flight.",
 
-	"inherit":            "Context a sub-agent inherits from its parent session.",
-	"inherit.enabled":    "Add heirloom's blocks (inherited, reinforcement, recovered); false: passive, record only.",
-	"inherit.tail_chars": "Characters of the parent's transcript tail to include; 0 for none.",
+	"inherit":                   "Context a sub-agent inherits from its parent session.",
+	"inherit.enabled":           "Add heirloom's blocks (inherited, reinforcement, recovered); false: passive, record only.",
+	"inherit.tail_chars":        "Characters of the parent's transcript tail to include; 0 for none.",
+	"inherit.relevant_passages": "Passages of the parent's sessions most relevant to a sub-agent's task to include; 0 for none.",
 
 	"adapters":                               "Harness adapters.",
 	"adapters.claude_code":                   "Claude Code.",

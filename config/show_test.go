@@ -45,6 +45,7 @@ condense.token: ""  # default
 condense.url: ""  # default
 data_dir: "/home/u/.local/share/heirloom"  # default
 inherit.enabled: true  # default
+inherit.relevant_passages: 6  # default
 inherit.tail_chars: 10  # flag --inherit-tail-chars
 listen: "0.0.0.0:7433"  # env HEIRLOOM_LISTEN
 log.format: "auto"  # default

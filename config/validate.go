@@ -78,6 +78,9 @@ func (c *Config) problems() []*Error {
 	if c.Inherit.TailChars < 0 {
 		bad("inherit.tail_chars", c.Inherit.TailChars, "must not be negative")
 	}
+	if c.Inherit.RelevantPassages < 0 {
+		bad("inherit.relevant_passages", c.Inherit.RelevantPassages, "must not be negative")
+	}
 	if c.Checkpoints.EveryPrompts <= 0 {
 		bad("checkpoints.every_prompts", c.Checkpoints.EveryPrompts, "must be greater than 0")
 	}

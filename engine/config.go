@@ -29,6 +29,9 @@ type Config struct {
 	// TailChars is the budget of the parent's transcript tail in the inherited block; zero
 	// means no tail.
 	TailChars int
+	// RelevantPassages is how many passages of the parent's family most relevant to a child's
+	// task its inherited block carries; zero means none.
+	RelevantPassages int
 	// MaxContextChars caps the context of one reply, in the harness's characters (UTF-16 code
 	// units), under Claude Code's 10,000.
 	MaxContextChars int
@@ -119,13 +122,14 @@ const (
 // 24 hours, surfaced whole up to 4,000 estimated tokens, level-2 summaries given 30 seconds.
 func DefaultConfig() Config {
 	return Config{
-		HookReadBytes:   1 << 20,
-		MaxReadBytes:    4 << 20,
-		TailChars:       inject.DefaultTailChars,
-		MaxContextChars: adapters.DefaultMaxContextChars,
-		SpawnRecordWait: 400 * time.Millisecond,
-		Spawn:           SpawnLimits{MaxDepth: 3, MaxChildren: 10, Mode: SpawnEnforce},
-		DescribeWait:    300 * time.Millisecond,
+		HookReadBytes:    1 << 20,
+		MaxReadBytes:     4 << 20,
+		TailChars:        inject.DefaultTailChars,
+		RelevantPassages: 6,
+		MaxContextChars:  adapters.DefaultMaxContextChars,
+		SpawnRecordWait:  400 * time.Millisecond,
+		Spawn:            SpawnLimits{MaxDepth: 3, MaxChildren: 10, Mode: SpawnEnforce},
+		DescribeWait:     300 * time.Millisecond,
 		Checkpoints: Checkpoints{
 			EveryPrompts:   10,
 			Every:          15 * time.Minute,
@@ -156,6 +160,8 @@ func (c Config) Validate() error {
 		return bad("MaxReadBytes", c.MaxReadBytes, fmt.Sprintf("want ≥ HookReadBytes (%d)", c.HookReadBytes))
 	case c.TailChars < 0:
 		return bad("TailChars", c.TailChars, "want ≥ 0")
+	case c.RelevantPassages < 0:
+		return bad("RelevantPassages", c.RelevantPassages, "want ≥ 0")
 	case c.MaxContextChars <= 0:
 		return bad("MaxContextChars", c.MaxContextChars, "want > 0")
 	case c.Spawn.MaxDepth < 0:

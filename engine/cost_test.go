@@ -135,7 +135,10 @@ func TestSubagentStart_Cost(t *testing.T) {
 	// Sessions: the top-level session as touchSession updates it, and the parent's one view.
 	// Runs: the pending spawn, and the same run as the pairing updates it. Gets and Iterators
 	// are as measured with the search index on (serve's store): each new one needs a reason.
-	want := kv.Stats{Gets: 8, Iterators: 4, Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 2}
+	// The passages relevant to the task ("Port the lexer") add a Get of the index's figures,
+	// an Iterator over the parent's children (the family: the child itself is left out) and
+	// one per task term (port, lexer), each seeking the family's sessions only.
+	want := kv.Stats{Gets: 9, Iterators: 7, Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 2}
 	got := empty
 	got.Turns = 0
 	if got != want {

@@ -52,14 +52,15 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 		}
 		turns = again.Tail
 	}
-	return e.inheritedBlock(in.Session, w.Cut(turns), view.Checkpoint, child), nil
+	return e.inheritedBlock(ctx, in.Session, w.Cut(turns), view.Checkpoint, child), nil
 }
 
 // inheritedBlock renders the block from the parent, its tail window and its latest checkpoint:
 // the checkpoint's digest without its objective (the block's own line) and its open runs (the
 // starting child is one of them, not yet told apart from its siblings); and from child, the
-// spawn packet (see packet).
-func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
+// spawn packet (see packet) and the passages of the parent's family relevant to its task (see
+// relevant; a failed search leaves them out, logged).
+func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
 	if e.Config.TailChars == 0 {
 		tail = nil // configured off: constraints still come from the objective
 	}
@@ -75,6 +76,10 @@ func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkp
 		d.Objective, d.OpenRuns = "", nil
 		digest = inject.RenderDigest(d, inject.DefaultDigestChars)
 	}
+	passages, err := e.relevant(ctx, parent, child)
+	if err != nil {
+		e.Logger.Warn("passages relevant to the sub-agent's task not searched", "parent", parent.ID, "error", err)
+	}
 	block := inject.InheritedBlock(inject.Inherited{
 		Parent:      parent,
 		Digest:      digest,
@@ -83,6 +88,7 @@ func (e *Engine) inheritedBlock(parent kv.Session, tail []kv.Turn, cp *kv.Checkp
 		Constraints: inject.InferConstraints(prompts),
 		SearchTool:  SearchTool,
 		Packet:      e.packet(child),
+		Relevant:    passages,
 	}, inject.Budget{TailChars: e.Config.TailChars, MaxChars: e.Config.MaxContextChars})
 	return inject.Join(e.Config.MaxContextChars, block)
 }

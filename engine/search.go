@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +89,10 @@ func (e *Engine) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 		Clean: inject.Redact,
 		Bind:  strings.Join([]string{scope, q.Session, q.Harness, q.Project}, "\x00"),
 	}
+	if f.family != nil {
+		// Only the family's postings are read (and its document frequencies scored with).
+		opts.Sessions = slices.Sorted(maps.Keys(f.family))
+	}
 	if f.filters() {
 		// Without session-level filters no session is read until the page is known: a session
 		// and its postings are deleted in one batch, so every posting in the snapshot has one.
@@ -121,6 +127,12 @@ func family(ctx context.Context, x *kv.IndexReader, id string) (map[string]bool,
 	if _, err := x.Session(ctx, id); err != nil {
 		return nil, err
 	}
+	return descendants(ctx, x, id, "")
+}
+
+// descendants returns the ids of session id and all its descendants, leaving out skip and its
+// own ("" skips none).
+func descendants(ctx context.Context, x *kv.IndexReader, id, skip string) (map[string]bool, error) {
 	out := map[string]bool{id: true}
 	for queue := []string{id}; len(queue) > 0; queue = queue[1:] {
 		kids, err := x.Children(ctx, queue[0])
@@ -128,7 +140,7 @@ func family(ctx context.Context, x *kv.IndexReader, id string) (map[string]bool,
 			return nil, err
 		}
 		for _, k := range kids {
-			if !out[k] {
+			if !out[k] && k != skip {
 				out[k] = true
 				queue = append(queue, k)
 			}
@@ -200,12 +212,19 @@ func (s indexSource) Stats(ctx context.Context) (search.Stats, error) {
 }
 
 func (s indexSource) Postings(ctx context.Context, term string, prefix bool, fn func(search.Posting) error) error {
-	return s.x.Postings(ctx, term, prefix, func(p kv.Posting) error {
-		return fn(search.Posting{
-			Doc: search.Doc{Session: p.Session, Seq: p.Seq}, Term: p.Term, TF: p.TF, Len: p.Len,
-			Role: p.Role, At: p.At, Stamp: p.Stamp,
-		})
-	})
+	return s.x.Postings(ctx, term, prefix, func(p kv.Posting) error { return fn(searchPosting(p)) })
+}
+
+func (s indexSource) SessionPostings(ctx context.Context, term string, sessions []string, fn func(search.Posting) error) error {
+	return s.x.SessionPostings(ctx, term, sessions, func(p kv.Posting) error { return fn(searchPosting(p)) })
+}
+
+// searchPosting is p as search reads it.
+func searchPosting(p kv.Posting) search.Posting {
+	return search.Posting{
+		Doc: search.Doc{Session: p.Session, Seq: p.Seq}, Term: p.Term, TF: p.TF, Len: p.Len,
+		Role: p.Role, At: p.At, Stamp: p.Stamp,
+	}
 }
 
 // Text is the turn as it was indexed (kv.IndexedText: its tool's name, then its text), so that

@@ -36,6 +36,9 @@ type Inherited struct {
 	// Packet is what the sub-agent is told of itself: its task, the files the task names, its
 	// workspace and its depth. The zero value adds nothing.
 	Packet Packet
+	// Relevant are the passages of the parent's family most relevant to the sub-agent's task,
+	// best first (see Passage).
+	Relevant []Passage
 }
 
 // InheritedBlock renders the "## Inherited from Parent Session" block a sub-agent gets at start.
@@ -60,6 +63,9 @@ type Inherited struct {
 //
 //	### Your depth
 //	depth <Depth> of <MaxDepth> (spawn.max_depth)
+//
+//	### Relevant to your task
+//	- [parent, turn <Seq>, <role>] <passage>
 //
 //	### Latest checkpoint
 //	<Digest>
@@ -92,6 +98,10 @@ type Inherited struct {
 // a compaction summary) and turns with nothing to show are skipped. The rendered turns are
 // Tail-cut as a whole to b.TailChars; only the newest turns that can reach that cut are read.
 //
+// Relevant passages, best first, render as "- [<From>, turn <Seq>, <role>] <text>", the text on
+// one line and Head-cut to 400 units, at most 12; a passage from a parent's turn the transcript
+// section shows in full, and a repeat of a passage already listed, are left out.
+//
 // Files are deduplicated (first kept), at most 20, each put on one line and Tail-cut to 300 units
 // (the file name is what matters). Constraints are deduplicated ignoring case and trailing
 // punctuation, at most 12, each Head-cut to 300 units.
@@ -99,7 +109,8 @@ type Inherited struct {
 // The result never exceeds b.MaxChars (see Len). When it would, sections shrink in this order
 // until it fits: the task's files are dropped from the last (the task itself names them), then
 // constraints from the last, then the parent's files from the last (the oldest), then the
-// transcript is Tail-cut further, then the digest is Head-cut further; a section left with
+// transcript is Tail-cut further, then relevant passages are dropped from the last (the least
+// relevant), then the digest is Head-cut further; a section left with
 // under 32 units of room is dropped. The heading, Parent, Project and Objective lines and the packet's task, workspace
 // and depth always stay, unless they alone exceed b.MaxChars: then the block is Head-cut to
 // b.MaxChars.
@@ -110,7 +121,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 	title := oneLine(p.Title, titleChars)
 	objective := oneLine(p.Objective, objectiveChars)
 	digest := fitHead(in.Digest, digestChars, normalizeLines)
-	transcript := renderTail(in.Tail, b.TailChars)
+	transcript, shown := renderTail(in.Tail, b.TailChars)
 	if title == "" && objective == "" && digest == "" && transcript == "" {
 		return ""
 	}
@@ -135,6 +146,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 	blk := inheritedSections{
 		head:        top.String(),
 		packet:      renderPacket(in.Packet),
+		relevant:    passageLines(in.Relevant, p.ID, shown),
 		digest:      digest,
 		transcript:  transcript,
 		files:       fileList(in.Files),
@@ -147,6 +159,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 type inheritedSections struct {
 	head        string // heading and the Parent/Project/Objective lines
 	packet      packetSections
+	relevant    []string // "- [from, turn N, role] passage" lines
 	digest      string   // redacted, Head-cut to digestChars
 	transcript  string   // rendered turns, Tail-cut to tailChars
 	files       []string // "- path" lines
@@ -174,6 +187,7 @@ func (s inheritedSections) String() string {
 	b.WriteString(s.packet.task)
 	section(taskFilesHeading, strings.Join(s.packet.files, "\n"))
 	b.WriteString(s.packet.place)
+	section(relevantHeading, strings.Join(s.relevant, "\n"))
 	section(digestHeading, s.digest)
 	section(transcriptHeading, s.transcript)
 	section(filesHeading, strings.Join(s.files, "\n"))
@@ -199,6 +213,9 @@ func (s inheritedSections) fit(max int) string {
 			s.transcript = ""
 		}
 	}
+	for s.length() > max && len(s.relevant) > 0 {
+		s.relevant = s.relevant[:len(s.relevant)-1]
+	}
 	if n := s.length(); n > max && s.digest != "" {
 		room := max - (n - Len(s.digest))
 		if s.digest = Head(s.digest, room); room < minSection {
@@ -221,6 +238,7 @@ func (s inheritedSections) length() int {
 		}
 	}
 	section(taskFilesHeading, linesLen(s.packet.files))
+	section(relevantHeading, linesLen(s.relevant))
 	section(digestHeading, Len(s.digest))
 	section(transcriptHeading, Len(s.transcript))
 	section(filesHeading, linesLen(s.files))
@@ -278,9 +296,11 @@ func nonEmpty(ss ...string) []string {
 }
 
 // renderTail renders turns, one line group per turn, and Tail-cuts the whole to max. Only the
-// newest turns that can reach the cut are rendered.
-func renderTail(turns []kv.Turn, max int) string {
+// newest turns that can reach the cut are rendered. shown holds the Seqs of the turns that are
+// rendered whole.
+func renderTail(turns []kv.Turn, max int) (text string, shown map[uint64]bool) {
 	var groups []string // newest first
+	shown = map[uint64]bool{}
 	n := 0
 	for i := len(turns) - 1; i >= 0 && n <= max; i-- {
 		g := renderTurn(turns[i], max)
@@ -292,11 +312,14 @@ func renderTail(turns []kv.Turn, max int) string {
 		}
 		n += Len(g)
 		groups = append(groups, g)
+		if n <= max {
+			shown[turns[i].Seq] = true
+		}
 	}
 	for i, j := 0, len(groups)-1; i < j; i, j = i+1, j-1 {
 		groups[i], groups[j] = groups[j], groups[i]
 	}
-	return Tail(strings.Join(groups, "\n"), max)
+	return Tail(strings.Join(groups, "\n"), max), shown
 }
 
 // renderTurn renders one turn as one or two lines; "" when it has nothing to show. max is the

@@ -1,9 +1,11 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -100,24 +102,64 @@ func (x *IndexReader) Postings(ctx context.Context, term string, prefix bool, fn
 				return err
 			}
 		}
-		t, id, seq, err := keys.decode(it.Key())
-		if err != nil {
-			return fmt.Errorf("read postings of %q: %w", term, err)
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return err
-		}
-		p, err := decodePosting(v)
-		if err != nil {
-			return fmt.Errorf("read postings of %q: %w", term, err)
-		}
-		err = fn(Posting{Session: id, Seq: seq, Term: t, TF: int(p.TF), Len: int(p.Len), Role: p.Role, At: p.At, Stamp: p.Stamp})
-		if err != nil {
+		if err := x.emitPosting(it, &keys, term, fn); err != nil {
 			return err
 		}
 	}
 	return it.Error()
+}
+
+// SessionPostings calls fn for each posting of term (a whole term) in the sessions ids, in key
+// order (session, Seq): one seek per session, so the rest of the term's list is not read. An
+// error from fn stops the walk and is returned.
+func (x *IndexReader) SessionPostings(ctx context.Context, term string, ids []string, fn func(Posting) error) (err error) {
+	base := appendPart(termPrefix(x.scope, term), "")
+	it, err := x.r.NewIter(&pebble.IterOptions{LowerBound: base, UpperBound: prefixEnd(base)})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+	sorted := slices.Compact(slices.Sorted(slices.Values(ids)))
+	var keys postingKeys
+	n := 0
+	for _, id := range sorted {
+		if err := checkRef(x.scope, id); err != nil {
+			return fmt.Errorf("read postings of %q: %w", term, err)
+		}
+		lower := appendPart(slices.Clip(base), id)
+		upper := prefixEnd(lower)
+		for ok := it.SeekGE(lower); ok && bytes.Compare(it.Key(), upper) < 0; ok = it.Next() {
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := x.emitPosting(it, &keys, term, fn); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// emitPosting decodes the posting it is at and calls fn with it.
+func (x *IndexReader) emitPosting(it *pebble.Iterator, keys *postingKeys, term string, fn func(Posting) error) error {
+	t, id, seq, err := keys.decode(it.Key())
+	if err != nil {
+		return fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return err
+	}
+	p, err := decodePosting(v)
+	if err != nil {
+		return fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	return fn(Posting{Session: id, Seq: seq, Term: t, TF: int(p.TF), Len: int(p.Len), Role: p.Role, At: p.At, Stamp: p.Stamp})
 }
 
 // Turn reads one turn of session id; an error wrapping ErrNotFound when it is not stored.

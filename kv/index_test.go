@@ -579,3 +579,48 @@ func TestIndex_SIGKILL(t *testing.T) {
 		s.Close()
 	}
 }
+
+// SessionPostings reads a term's postings in the sessions named only: in session order whatever
+// order they are named in, each once, a prefix of another session's id not taken for it, and a
+// term that only starts like the one asked for left out.
+func TestIndex_SessionPostings(t *testing.T) {
+	ctx := t.Context()
+	s := openIndexed(t, t.TempDir(), 1)
+	for _, id := range []string{"a", "ab", "b", "c"} {
+		mustSession(t, s, "main", id)
+		if _, err := s.AppendTurns(ctx, "main", id, []kv.Turn{
+			{Role: "user", Text: "ledger in " + id},
+			{Role: "assistant", Text: "ledgers ledger"},
+		}, kv.TranscriptPos{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := s.IndexReader(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	read := func(ids ...string) []string {
+		var out []string
+		err := x.SessionPostings(ctx, "ledger", ids, func(p kv.Posting) error {
+			out = append(out, fmt.Sprintf("%s/%d:%d", p.Session, p.Seq, p.TF))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := read("c", "a", "c", "unknown"), []string{"a/0:1", "a/1:1", "c/0:1", "c/1:1"}; !slices.Equal(got, want) {
+		t.Errorf("sessions c, a, c, unknown: %v, want %v", got, want)
+	}
+	if got := read(); len(got) != 0 {
+		t.Errorf("no sessions: %v", got)
+	}
+	if got, want := read("ab"), []string{"ab/0:1", "ab/1:1"}; !slices.Equal(got, want) {
+		t.Errorf("session ab: %v, want %v", got, want)
+	}
+	if err := x.SessionPostings(ctx, "ledger", []string{"bad\x00id"}, func(kv.Posting) error { return nil }); err == nil {
+		t.Error("an id with a NUL was taken")
+	}
+}

@@ -38,8 +38,10 @@
 // `pre*` matches every term that starts with pre (two bytes at least). A query holds at most
 // MaxClauses words. Hits are ranked by BM25 (k1 1.2, b 0.75) over the whole scope: each term's
 // document frequency and the turns' average length come from every indexed turn, whatever the
-// filters; a prefix's terms each count as a term of their own; clauses and matching OR
-// alternatives add up. Equal scores go by session, then Seq.
+// filters, except that a search confined to some sessions (Options.Sessions: a family) counts
+// document frequencies over those sessions' turns, the only postings it reads; a prefix's terms
+// each count as a term of their own; clauses and matching OR alternatives add up. Equal scores
+// go by session, then Seq.
 //
 // # Pages
 //

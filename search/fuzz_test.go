@@ -85,7 +85,7 @@ func FuzzAnalyzer(f *testing.F) {
 			case phrase != nil && !hasPhrase(text, phrase):
 				t.Fatalf("%q, a word of %q, looks up the phrase %q, which Tokens does not hold", w, text, phrase)
 			}
-			got := snippet(text, []highlight{{term: term}}, nil)
+			got := snippet(text, []highlight{{term: term}}, nil, true)
 			if !utf8.ValidString(got) || !strings.Contains(text, "*") && strings.Count(got, "**")%2 != 0 {
 				t.Fatalf("snippet of %q for %q: %q", text, w, got)
 			}

@@ -34,6 +34,12 @@ type Options struct {
 	// Allow decides session-level filters (family, harness, project); nil allows all. It is
 	// called at most once per session per Run.
 	Allow func(session string) (bool, error)
+	// Sessions, when not nil, are the only sessions whose turns are read (a family): Run reads
+	// just their postings where the Source is a SessionSource, and each term's document
+	// frequency is counted over them.
+	Sessions []string
+	// Plain leaves the snippets' matches unmarked (no **).
+	Plain bool
 	// Clean is applied to a snippet's text before it is cut and marked (redaction); nil keeps it.
 	Clean func(string) string
 	// Bind is what the caller's Allow depends on (its filters, as text): a cursor is only taken
@@ -129,6 +135,12 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 		st = Stats{Docs: cur.Docs, Terms: cur.Terms, Stamp: cur.Stamp}
 	}
 	r := runner{src: src, st: st, o: o, allowed: map[string]bool{}, df: map[string]int{}}
+	if o.Sessions != nil {
+		r.sessions = make(map[string]bool, len(o.Sessions))
+		for _, id := range o.Sessions {
+			r.sessions[id] = true
+		}
+	}
 	if cur != nil && cur.DF != nil {
 		r.df = cur.DF
 	}
@@ -214,7 +226,7 @@ func Run(ctx context.Context, src Source, q Query, o Options) (Page, error) {
 				return Page{}, err
 			}
 		}
-		page.Hits = append(page.Hits, Hit{Doc: h.doc, Score: h.score, Role: h.role, At: h.at, Snippet: snippet(text, terms, o.Clean)})
+		page.Hits = append(page.Hits, Hit{Doc: h.doc, Score: h.score, Role: h.role, At: h.at, Snippet: snippet(text, terms, o.Clean, !o.Plain)})
 	}
 	if more {
 		last := kept[len(kept)-1]
@@ -268,12 +280,13 @@ func compareHits(sx float64, dx Doc, sy float64, dy Doc) int {
 
 // runner evaluates one query's clauses.
 type runner struct {
-	src     Source
-	st      Stats
-	avgLen  float64
-	o       Options
-	allowed map[string]bool
-	df      map[string]int // the document frequencies scored with: a cursor's, and new ones
+	src      Source
+	st       Stats
+	avgLen   float64
+	o        Options
+	allowed  map[string]bool
+	df       map[string]int  // the document frequencies scored with: a cursor's, and new ones
+	sessions map[string]bool // Options.Sessions as a set; nil: every session
 }
 
 func (r *runner) allow(session string) (bool, error) {
@@ -405,8 +418,8 @@ func (r *runner) term(ctx context.Context, term string, prefix bool, within map[
 	lastTerm := ""
 	docs := map[Doc]*candidate{}
 	var slab []candidate
-	err := r.src.Postings(ctx, term, prefix, func(p Posting) error {
-		if p.Stamp > r.st.Stamp {
+	each := func(p Posting) error {
+		if p.Stamp > r.st.Stamp || (r.sessions != nil && !r.sessions[p.Doc.Session]) {
 			return nil
 		}
 		if last == nil || p.Term != lastTerm {
@@ -432,7 +445,13 @@ func (r *runner) term(ctx context.Context, term string, prefix bool, within map[
 		}
 		last.hits = append(last.hits, hit{c, p.TF})
 		return nil
-	})
+	}
+	var err error
+	if ss, ok := r.src.(SessionSource); ok && r.sessions != nil && !prefix {
+		err = ss.SessionPostings(ctx, term, r.o.Sessions, each)
+	} else {
+		err = r.src.Postings(ctx, term, prefix, each)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -525,3 +525,50 @@ func TestRun_PhraseScoresAsItsWords(t *testing.T) {
 		}
 	}
 }
+
+// Options.Sessions reads those sessions' turns only, with document frequencies counted over
+// them, the same through a SessionSource as through a plain Source.
+func TestRun_Sessions(t *testing.T) {
+	m := newMemSource()
+	seed(m, "parent", "the ledger header is cached", "ledger compaction", "unrelated words")
+	seed(m, "child", "header parsing in the ledger")
+	for i := range 20 {
+		seed(m, fmt.Sprintf("other%d", i), "ledger ledger everywhere")
+	}
+	family := []string{"parent", "child"}
+	plain := search(t, m, "ledger OR header", Options{Sessions: family})
+	ss := &memSessionSource{memSource: m}
+	q, err := Parse("ledger OR header")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaSessions, err := Run(t.Context(), ss, q, Options{Sessions: family})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"child/0", "parent/0", "parent/1"}
+	for name, p := range map[string]Page{"Source": plain, "SessionSource": viaSessions} {
+		got := hitNames(p)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("through a %s: hits %v, want %v", name, got, want)
+		}
+	}
+	for i := range plain.Hits {
+		if plain.Hits[i].Doc != viaSessions.Hits[i].Doc || plain.Hits[i].Score != viaSessions.Hits[i].Score {
+			t.Errorf("hit %d: %+v through a Source, %+v through a SessionSource", i, plain.Hits[i], viaSessions.Hits[i])
+		}
+	}
+	if ss.read != 5 {
+		t.Errorf("the SessionSource read %d postings, want the family's 5", ss.read)
+	}
+	// ledger is in 3 of the family's 4 turns but in 23 of all 24: counted over the family, it
+	// weighs less than header (2 of 4), whatever the other sessions hold.
+	all := search(t, m, "ledger OR header", Options{})
+	if len(all.Hits) != 20 {
+		t.Fatalf("unfiltered: %d hits, want a full page", len(all.Hits))
+	}
+	if top := plain.Hits[0].Doc; top.Session == "parent" && top.Seq == 1 {
+		t.Errorf("the family's best hit is the turn with ledger alone: %v", hitNames(plain))
+	}
+}

@@ -107,7 +107,9 @@ func best(ms []span) int {
 // inside, so that clean sees each secret whole, with what tells it is one: the key name of
 // `password = …`, the BEGIN line of a key. Only a line longer than lineReach, or a block that
 // began more than armorReach earlier, is cut before clean sees it.
-func snippet(text string, hs []highlight, clean func(string) string) string {
+//
+// With mark false the matches choose the window but are not marked.
+func snippet(text string, hs []highlight, clean func(string) string, mark bool) string {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
@@ -136,6 +138,9 @@ func snippet(text string, hs []highlight, clean func(string) string) string {
 	}
 	start, end := window(region, ms, at, atEnd)
 
+	if !mark {
+		ms = nil
+	}
 	var out strings.Builder
 	out.Grow(end - start + 16)
 	if lo > 0 || !blank(region[:start]) {

@@ -79,7 +79,7 @@ func TestSnippet(t *testing.T) {
 		{"bad \xff byte deploy", "deploy", "bad \uFFFD byte **deploy**"},
 	}
 	for _, tt := range tests {
-		if got := snippet(tt.text, highlightsOf(t, tt.query), nil); got != tt.want {
+		if got := snippet(tt.text, highlightsOf(t, tt.query), nil, true); got != tt.want {
 			t.Errorf("snippet(%q, %s) = %q, want %q", tt.text, tt.query, got, tt.want)
 		}
 	}
@@ -104,7 +104,7 @@ func TestSnippet_Window(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := snippet(tt.text, highlightsOf(t, tt.query), nil)
+			got := snippet(tt.text, highlightsOf(t, tt.query), nil, true)
 			if !strings.Contains(got, tt.mark) {
 				t.Errorf("snippet %q does not hold %q", got, tt.mark)
 			}
@@ -170,7 +170,7 @@ func TestSnippet_Clean(t *testing.T) {
 					} else {
 						text = filler(3000) + " " + s.around + " " + filler(gap) + " needle " + filler(3000)
 					}
-					got := snippet(text, highlightsOf(t, query), fakeRedact)
+					got := snippet(text, highlightsOf(t, query), fakeRedact, true)
 					for i := 0; i+8 <= len(s.secret); i++ {
 						if strings.Contains(got, s.secret[i:i+8]) {
 							t.Fatalf("%s, %s, gap %d, after %v: snippet %q shows %q of the secret", s.name, query, gap, after, got, s.secret[i:i+8])
@@ -182,7 +182,7 @@ func TestSnippet_Clean(t *testing.T) {
 	}
 	// The match itself redacted: the snippet shows where it was, and nothing of it.
 	text := filler(3000) + " token " + token + " " + filler(3000)
-	got := snippet(text, highlightsOf(t, token[:20]+"*"), fakeRedact)
+	got := snippet(text, highlightsOf(t, token[:20]+"*"), fakeRedact, true)
 	if strings.Contains(got, "a1B2c3D4") || !strings.Contains(got, "[REDACTED]") {
 		t.Errorf("a redacted match: snippet %q", got)
 	}
@@ -200,7 +200,7 @@ func TestSnippet_Clamp(t *testing.T) {
 	}
 	for i, text := range texts {
 		for _, clean := range []func(string) string{nil, fakeRedact, func(string) string { return "" }, func(s string) string { return s + s }} {
-			got := snippet(text, highlightsOf(t, "needle"), clean)
+			got := snippet(text, highlightsOf(t, "needle"), clean, true)
 			if !utf8.ValidString(got) || strings.Count(got, "**")%2 != 0 {
 				t.Errorf("text %d: snippet %q", i, got)
 			}
@@ -219,7 +219,7 @@ func BenchmarkSnippet(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
-				snippet(text, hs, nil)
+				snippet(text, hs, nil, true)
 			}
 		})
 	}
@@ -230,7 +230,7 @@ func BenchmarkSnippet(b *testing.B) {
 func TestSnippet_LongMark(t *testing.T) {
 	word := strings.Repeat("0", 63) + strings.Repeat("_", 185) + "0"
 	term, _ := Analyzer{}.Lookup(word)
-	got := snippet(" "+word, []highlight{{term: term}}, nil)
+	got := snippet(" "+word, []highlight{{term: term}}, nil, true)
 	if !strings.HasPrefix(got, "**000") || strings.Count(got, "**") != 2 {
 		t.Errorf("snippet %q, want the word marked", got)
 	}

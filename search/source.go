@@ -44,3 +44,12 @@ type Source interface {
 	// Text returns the turn's text as it was indexed (for phrase checks and snippets).
 	Text(ctx context.Context, d Doc) (string, error)
 }
+
+// SessionSource is a Source that reads a term's postings in given sessions only, without
+// walking the rest of the term's list (the store keeps postings by term, then session). Run uses
+// it for Options.Sessions when the Source has it.
+type SessionSource interface {
+	// SessionPostings calls fn for every posting of term (a whole term, not a prefix) whose
+	// turn is in one of sessions.
+	SessionPostings(ctx context.Context, term string, sessions []string, fn func(Posting) error) error
+}

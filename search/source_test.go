@@ -107,3 +107,23 @@ func (m *memSource) Text(ctx context.Context, d Doc) (string, error) {
 	}
 	return md.text, nil
 }
+
+// memSessionSource is a memSource that is also a SessionSource; it counts the postings it reads.
+type memSessionSource struct {
+	*memSource
+	read int
+}
+
+func (m *memSessionSource) SessionPostings(ctx context.Context, term string, sessions []string, fn func(Posting) error) error {
+	in := map[string]bool{}
+	for _, s := range sessions {
+		in[s] = true
+	}
+	return m.Postings(ctx, term, false, func(p Posting) error {
+		if !in[p.Doc.Session] {
+			return nil
+		}
+		m.read++
+		return fn(p)
+	})
+}

@@ -1,0 +1,109 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
+)
+
+// relevantParent writes a parent session whose middle holds a finding (the ledger watermark
+// going backwards) among 120 exchanges about other things, and spawns a sub-agent whose task is
+// about that finding. It returns the child's block.
+func relevantParent(t *testing.T, configure func(*engine.Engine)) string {
+	t.Helper()
+	tr := cct.NewTree(t, "P")
+	e := openEngine(t, tr, configure)
+	for i := range 120 {
+		prompt := fmt.Sprintf("step %d: tidy the CLI flags and the help text", i)
+		reply := fmt.Sprintf("Done with step %d; the flags read better now.", i)
+		if i == 40 {
+			reply = "Found it: the ledger watermark goes backwards after a compaction when the segment index is empty."
+		}
+		cct.AppendLines(t, tr.Transcript, exchange("P", i, prompt, reply)...)
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": prompt}))
+	}
+	task := "Write a regression test for the ledger watermark going backwards"
+	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating: "+task))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", task))
+	return mustHook(t, e, cct.Start(tr, "P", "c1", "general-purpose"))
+}
+
+// TestRelevant_MidSessionFinding: the finding from the middle of the parent's session, long out
+// of the recent transcript, reaches the child under "Relevant to your task", attributed to the
+// parent's turn; the spawn's own prompt is not repeated there.
+func TestRelevant_MidSessionFinding(t *testing.T) {
+	block := relevantParent(t, nil)
+	_, section, ok := strings.Cut(block, "\n\n### Relevant to your task\n")
+	if !ok {
+		t.Fatalf("no relevant section:\n%s", block)
+	}
+	section, _, _ = strings.Cut(section, "\n\n")
+	want := "- [parent, turn 81, assistant] Found it: the ledger watermark goes backwards after a compaction when the segment index is empty."
+	if first, _, _ := strings.Cut(section, "\n"); first != want {
+		t.Errorf("first passage:\n%s\nwant\n%s\nsection:\n%s", first, want, section)
+	}
+	if strings.Contains(section, "Delegating") || strings.Contains(section, "Write a regression test") {
+		t.Errorf("the spawn's own prompt is a passage:\n%s", section)
+	}
+	if i, j := strings.Index(block, "### Relevant to your task"), strings.Index(block, "### Recent transcript"); j >= 0 && i > j {
+		t.Errorf("the relevant section comes after the recent transcript:\n%s", block)
+	}
+	if n := len([]rune(block)); n > engine.DefaultConfig().MaxContextChars {
+		t.Errorf("block of %d characters, over the cap", n)
+	}
+}
+
+// TestRelevant_Off: inherit.relevant_passages 0 leaves the section out.
+func TestRelevant_Off(t *testing.T) {
+	block := relevantParent(t, func(e *engine.Engine) { e.Config.RelevantPassages = 0 })
+	if strings.Contains(block, "Relevant to your task") || strings.Contains(block, "watermark goes backwards") {
+		t.Errorf("section off, yet:\n%s", block)
+	}
+	if !strings.Contains(block, "## Inherited from Parent Session") {
+		t.Errorf("no block:\n%s", block)
+	}
+}
+
+// TestRelevant_Inject: a plugin harness's child (OpenCode) gets the passages relevant to its
+// task at its first model call, from the parent's streamed turns; a passage the recent
+// transcript already shows is not repeated.
+func TestRelevant_Inject(t *testing.T) {
+	e := openEngine(t, cct.NewTree(t, "unused"), nil)
+	ev := func(kind adapters.Kind, id string) adapters.Event {
+		return adapters.Event{Harness: "opencode", Kind: kind, SessionID: id, Cwd: "/srv/app"}
+	}
+	parent := ev(adapters.KindTurns, "ses_P")
+	for i := range 300 { // the recent transcript shows the last hundred or so
+		text := fmt.Sprintf("step %d: the flags read better now", i)
+		if i == 20 {
+			text = "The flaky upload test fails because the retry budget resets on every redirect."
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		parent.Turns = append(parent.Turns, adapters.Turn{ID: fmt.Sprintf("m%d", i), Role: role, Text: text})
+	}
+	child := ev(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID = "ses_P"
+	spawn := ev(adapters.KindSpawn, "ses_P")
+	spawn.Spawn = &adapters.Spawn{ToolUseID: "call_1", ChildSessionID: "ses_C", Prompt: "Fix the flaky upload test: the retry budget", Type: "general"}
+	for _, ev := range []adapters.Event{ev(adapters.KindSessionStart, "ses_P"), parent, child, spawn} {
+		if err := e.Consume(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\n\n### Relevant to your task\n- [parent, turn 20, user] The flaky upload test fails because the retry budget resets on every redirect."
+	if !strings.Contains(block, want) {
+		t.Errorf("child's block lacks %q:\n%s", want, block)
+	}
+}
