@@ -14,6 +14,21 @@ import (
 // continuityRunTimeout bounds each `claude -p` run of TestLiveContinuityClaude.
 const continuityRunTimeout = 60 * time.Second
 
+// step runs one `claude -p` of a multi-step test (resuming session resume unless it is ""),
+// logs it, and fails t unless it exits cleanly.
+func (live *liveSetup) step(t *testing.T, api *messagesapi.Server, name, resume, prompt string) claude.Result {
+	t.Helper()
+	o := live.options(api, prompt)
+	o.Resume, o.Timeout = resume, continuityRunTimeout
+	begin := time.Now()
+	res := claude.Run(t, t.Context(), o)
+	t.Logf("%s: exit %d in %s, result %q", name, res.ExitCode, res.Duration.Round(time.Millisecond), res.Text)
+	if res.ExitCode != 0 || res.IsError {
+		t.Fatalf("%s: exit %d, is_error %v, result %q after %s\nstdout: %s\nstderr: %s\nheirloom:\n%s", name, res.ExitCode, res.IsError, res.Text, time.Since(begin), res.Stdout, res.Stderr, live.Serve.Logs())
+	}
+	return res
+}
+
 // TestLiveContinuityClaude runs the real Claude Code with the real heirloom through a
 // compaction and a new session in the same project, and asserts on what reached the MODEL:
 //
@@ -55,15 +70,7 @@ func TestLiveContinuityClaude(t *testing.T) {
 	start := time.Now()
 	run := func(step, resume, prompt string) claude.Result {
 		t.Helper()
-		o := live.options(api, prompt)
-		o.Resume, o.Timeout = resume, continuityRunTimeout
-		begin := time.Now()
-		res := claude.Run(t, t.Context(), o)
-		t.Logf("%s: exit %d in %s, result %q", step, res.ExitCode, res.Duration.Round(time.Millisecond), res.Text)
-		if res.ExitCode != 0 || res.IsError {
-			t.Fatalf("%s: exit %d, is_error %v, result %q after %s\nstdout: %s\nstderr: %s\nheirloom:\n%s", step, res.ExitCode, res.IsError, res.Text, time.Since(begin), res.Stdout, res.Stderr, live.Serve.Logs())
-		}
-		return res
+		return live.step(t, api, step, resume, prompt)
 	}
 
 	res := run("first prompt", "", first)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heirloom-dev/heirloom/e2e/claude"
 	"github.com/heirloom-dev/heirloom/e2e/messagesapi"
@@ -51,14 +50,7 @@ func TestLiveSubagentResultAfterCompact(t *testing.T) {
 
 	run := func(step, resume, prompt string) claude.Result {
 		t.Helper()
-		o := live.options(api, prompt)
-		o.Resume, o.Timeout = resume, continuityRunTimeout
-		res := claude.Run(t, t.Context(), o)
-		t.Logf("%s: exit %d in %s, result %q", step, res.ExitCode, res.Duration.Round(time.Millisecond), res.Text)
-		if res.ExitCode != 0 || res.IsError {
-			t.Fatalf("%s: exit %d, is_error %v, result %q\nstdout: %s\nstderr: %s\nheirloom:\n%s", step, res.ExitCode, res.IsError, res.Text, res.Stdout, res.Stderr, live.Serve.Logs())
-		}
-		return res
+		return live.step(t, api, step, resume, prompt)
 	}
 	res := run("first prompt, the child runs", "", first)
 	id := res.SessionID

@@ -46,24 +46,7 @@ func TestPacket_SubagentStart(t *testing.T) {
 // of it: the task, its directory, its depth; with no limit it says so.
 func TestPacket_Inject(t *testing.T) {
 	e := openEngine(t, cct.NewTree(t, "unused"), limits(0, 0, engine.SpawnEnforce))
-	ev := func(kind adapters.Kind, id string) adapters.Event {
-		return adapters.Event{Harness: "opencode", Kind: kind, SessionID: id, Cwd: "/srv/app"}
-	}
-	parent := ev(adapters.KindTurns, "ses_P")
-	parent.Turns = []adapters.Turn{{ID: "p1", Role: "user", Text: "Split store.go by record."}}
-	child := ev(adapters.KindSessionStart, "ses_C")
-	child.ParentSessionID = "ses_P"
-	spawn := ev(adapters.KindSpawn, "ses_P")
-	spawn.Spawn = &adapters.Spawn{ToolUseID: "call_1", ChildSessionID: "ses_C", Prompt: "Move runs out of store.go into runs.go.", Type: "general"}
-	for _, ev := range []adapters.Event{ev(adapters.KindSessionStart, "ses_P"), parent, child, spawn} {
-		if err := e.Consume(t.Context(), ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	block, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	block := injectChild(t, e, []adapters.Turn{{ID: "p1", Role: "user", Text: "Split store.go by record."}}, "Move runs out of store.go into runs.go.")
 	for _, want := range []string{
 		"\n\n### Your task\nMove runs out of store.go into runs.go.\n",
 		"\n\n### Files your task names\n- store.go\n- runs.go",
@@ -74,6 +57,31 @@ func TestPacket_Inject(t *testing.T) {
 			t.Errorf("child's block lacks %q:\n%s", want, block)
 		}
 	}
+}
+
+// injectChild streams an OpenCode parent ses_P with turns, in /srv/app, and its child ses_C
+// spawned with prompt, through e, and returns the block the child's first model call gets.
+func injectChild(t *testing.T, e *engine.Engine, turns []adapters.Turn, prompt string) string {
+	t.Helper()
+	ev := func(kind adapters.Kind, id string) adapters.Event {
+		return adapters.Event{Harness: "opencode", Kind: kind, SessionID: id, Cwd: "/srv/app"}
+	}
+	parent := ev(adapters.KindTurns, "ses_P")
+	parent.Turns = turns
+	child := ev(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID = "ses_P"
+	spawn := ev(adapters.KindSpawn, "ses_P")
+	spawn.Spawn = &adapters.Spawn{ToolUseID: "call_1", ChildSessionID: "ses_C", Prompt: prompt, Type: "general"}
+	for _, ev := range []adapters.Event{ev(adapters.KindSessionStart, "ses_P"), parent, child, spawn} {
+		if err := e.Consume(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return block
 }
 
 // TestPacket_ProvisionalHasNoTask: a sub-agent paired by a guess (two pending spawns of its

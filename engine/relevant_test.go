@@ -74,10 +74,7 @@ func TestRelevant_Off(t *testing.T) {
 // transcript already shows is not repeated.
 func TestRelevant_Inject(t *testing.T) {
 	e := openEngine(t, cct.NewTree(t, "unused"), nil)
-	ev := func(kind adapters.Kind, id string) adapters.Event {
-		return adapters.Event{Harness: "opencode", Kind: kind, SessionID: id, Cwd: "/srv/app"}
-	}
-	parent := ev(adapters.KindTurns, "ses_P")
+	var turns []adapters.Turn
 	for i := range 300 { // the recent transcript shows the last hundred or so
 		text := fmt.Sprintf("step %d: the flags read better now", i)
 		if i == 20 {
@@ -87,21 +84,9 @@ func TestRelevant_Inject(t *testing.T) {
 		if i%2 == 1 {
 			role = "assistant"
 		}
-		parent.Turns = append(parent.Turns, adapters.Turn{ID: fmt.Sprintf("m%d", i), Role: role, Text: text})
+		turns = append(turns, adapters.Turn{ID: fmt.Sprintf("m%d", i), Role: role, Text: text})
 	}
-	child := ev(adapters.KindSessionStart, "ses_C")
-	child.ParentSessionID = "ses_P"
-	spawn := ev(adapters.KindSpawn, "ses_P")
-	spawn.Spawn = &adapters.Spawn{ToolUseID: "call_1", ChildSessionID: "ses_C", Prompt: "Fix the flaky upload test: the retry budget", Type: "general"}
-	for _, ev := range []adapters.Event{ev(adapters.KindSessionStart, "ses_P"), parent, child, spawn} {
-		if err := e.Consume(t.Context(), ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	block, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	block := injectChild(t, e, turns, "Fix the flaky upload test: the retry budget")
 	want := "\n\n### Relevant to your task\n- [parent, turn 20, user] The flaky upload test fails because the retry budget resets on every redirect."
 	if !strings.Contains(block, want) {
 		t.Errorf("child's block lacks %q:\n%s", want, block)
