@@ -23,6 +23,7 @@ import (
 	"github.com/heirloom-dev/heirloom/condense"
 	"github.com/heirloom-dev/heirloom/config"
 	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 	"github.com/heirloom-dev/heirloom/search"
@@ -152,6 +153,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}()
 	m.Store = kv.NewStore(cfg.DataDir)
 	m.Store.Index = search.Analyzer{}
+	m.Store.Facts = inject.Ledger{}
 	if err := m.Store.Open(); err != nil {
 		m.Store = nil
 		return fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 	"github.com/heirloom-dev/heirloom/search"
@@ -276,6 +277,7 @@ func mustOpenStore(tb testing.TB, dir string) *kv.Store {
 	tb.Helper()
 	store := kv.NewStore(dir)
 	store.Index = search.Analyzer{}
+	store.Facts = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/search"
 )
@@ -23,6 +24,7 @@ func openEngine(t testing.TB, tr cct.Tree, configure func(*engine.Engine)) *engi
 	t.Helper()
 	store := kv.NewStore(t.TempDir())
 	store.Index = search.Analyzer{}
+	store.Facts = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		t.Fatal(err)
 	}

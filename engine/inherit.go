@@ -70,12 +70,33 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []k
 			prompts = append(prompts, t.Text)
 		}
 	}
+	// Constraints and decisions get sections of their own, said once: the checkpoint's (which
+	// carry what was stated before the ledger's window), the ledger's, the explicit ones.
+	constraints := append([]string(nil), parent.Constraints...)
+	ledger := inject.InForce(parent.Facts, kv.FactConstraint)
+	for _, f := range ledger[max(0, len(ledger)-inject.MaxConstraints):] { // the newest
+		constraints = append(constraints, f.Text)
+	}
+	superseded := inject.Superseded(parent.Facts)
+	var decisions []kv.Fact
 	var digest string
 	if cp != nil {
 		d := cp.Digest
-		d.Objective, d.OpenRuns = "", nil
+		for _, c := range d.Constraints {
+			constraints = append(constraints, c.Text)
+		}
+		for _, c := range d.Decisions {
+			if !superseded(c.Text) { // a checkpoint older than the change that superseded it
+				decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: c.Text})
+			}
+		}
+		d.Objective, d.OpenRuns, d.Constraints, d.Decisions = "", nil, nil, nil
 		digest = inject.RenderDigest(d, inject.DefaultDigestChars)
 	}
+	for _, text := range parent.Decisions {
+		decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: text})
+	}
+	decisions = append(decisions, inject.InForce(parent.Facts, kv.FactDecision, kv.FactPlan)...)
 	passages, err := e.relevant(ctx, parent, child)
 	if err != nil {
 		e.Logger.Warn("passages relevant to the sub-agent's task not searched", "parent", parent.ID, "error", err)
@@ -85,7 +106,8 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []k
 		Digest:      digest,
 		Tail:        tail,
 		Files:       parent.Files,
-		Constraints: inject.InferConstraints(prompts),
+		Constraints: append(constraints, inject.InferConstraints(prompts)...),
+		Decisions:   decisions,
 		SearchTool:  SearchTool,
 		Packet:      e.packet(child),
 		Relevant:    passages,

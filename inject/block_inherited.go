@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/heirloom-dev/heirloom/inject/heading"
@@ -30,6 +31,9 @@ type Inherited struct {
 	Tail        []kv.Turn  // the parent's transcript since that checkpoint, ascending Seq
 	Files       []string   // files the parent touched, most recent first; duplicates are dropped here too
 	Constraints []string   // active constraints, already extracted (see InferConstraints)
+	// Decisions are the decisions and changes of plan in force, oldest first: the facts
+	// ledger's (with their turns, and what each replaced) and explicit ones (Seq 0).
+	Decisions []kv.Fact
 	// SearchTool names the MCP tool that searches the parent's whole transcript (session_search);
 	// when set, the block names the parent's full session key and how to search it.
 	SearchTool string
@@ -79,6 +83,9 @@ type Inherited struct {
 //	### Active constraints
 //	- <constraint>
 //
+//	### Decisions and changes of plan
+//	- <decision> (turn <Seq>; replaces "<earlier decision>")
+//
 // Every piece is redacted (see Redact) before it is measured. Title, project and objective have
 // their whitespace collapsed and are Head-cut to 200, 300 and 1000 units; with no title the
 // Parent line reads "<Harness> session <ID>". The digest keeps its lines (blank runs squeezed)
@@ -102,16 +109,20 @@ type Inherited struct {
 // one line and Head-cut to 400 units, at most 12; a passage from a parent's turn the transcript
 // section shows in full, and a repeat of a passage already listed, are left out.
 //
+// Decisions are deduplicated ignoring case and trailing punctuation (the latest kept), at most
+// the 10 newest, oldest first, each Head-cut to 300 units; one the ledger dated reads
+// " (turn N)" after it, and one that superseded another also names it (Head-cut to 120 units).
+//
 // Files are deduplicated (first kept), at most 20, each put on one line and Tail-cut to 300 units
 // (the file name is what matters). Constraints are deduplicated ignoring case and trailing
 // punctuation, at most 12, each Head-cut to 300 units.
 //
-// The result never exceeds b.MaxChars (see Len). When it would, sections shrink in this order
-// until it fits: the task's files are dropped from the last (the task itself names them), then
-// constraints from the last, then the parent's files from the last (the oldest), then the
-// transcript is Tail-cut further, then relevant passages are dropped from the last (the least
-// relevant), then the digest is Head-cut further; a section left with
-// under 32 units of room is dropped. The heading, Parent, Project and Objective lines and the packet's task, workspace
+// The result never exceeds b.MaxChars (see Len). When it would, sections shrink by priority,
+// the least valuable first, until it fits: the task's files are dropped from the last (the task
+// itself names them), then the transcript is Tail-cut further, then the digest is Head-cut
+// further, then the parent's files are dropped from the last (the oldest), then relevant
+// passages from the last (the least relevant), then decisions from the first (the oldest), then
+// constraints from the last; a cut section left with under 32 units of room is dropped. The heading, Parent, Project and Objective lines and the packet's task, workspace
 // and depth always stay, unless they alone exceed b.MaxChars: then the block is Head-cut to
 // b.MaxChars.
 func InheritedBlock(in Inherited, b Budget) string {
@@ -151,6 +162,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 		transcript:  transcript,
 		files:       fileList(in.Files),
 		constraints: constraintList(in.Constraints),
+		decisions:   decisionList(in.Decisions),
 	}
 	return blk.fit(b.MaxChars)
 }
@@ -164,6 +176,7 @@ type inheritedSections struct {
 	transcript  string   // rendered turns, Tail-cut to tailChars
 	files       []string // "- path" lines
 	constraints []string // "- constraint" lines
+	decisions   []string // "- decision" lines
 }
 
 // Section headings, each preceded by a blank line.
@@ -172,6 +185,7 @@ const (
 	transcriptHeading  = "\n\n### Recent transcript\n"
 	filesHeading       = "\n\n### Files the parent touched\n"
 	constraintsHeading = "\n\n### Active constraints\n"
+	decisionsHeading   = "\n\n### Decisions and changes of plan\n"
 )
 
 // String renders the block.
@@ -192,6 +206,7 @@ func (s inheritedSections) String() string {
 	section(transcriptHeading, s.transcript)
 	section(filesHeading, strings.Join(s.files, "\n"))
 	section(constraintsHeading, strings.Join(s.constraints, "\n"))
+	section(decisionsHeading, strings.Join(s.decisions, "\n"))
 	return b.String()
 }
 
@@ -201,26 +216,29 @@ func (s inheritedSections) fit(max int) string {
 	for s.length() > max && len(s.packet.files) > 0 {
 		s.packet.files = s.packet.files[:len(s.packet.files)-1]
 	}
-	for s.length() > max && len(s.constraints) > 0 {
-		s.constraints = s.constraints[:len(s.constraints)-1]
-	}
-	for s.length() > max && len(s.files) > 0 {
-		s.files = s.files[:len(s.files)-1]
-	}
 	if n := s.length(); n > max && s.transcript != "" {
 		room := max - (n - Len(s.transcript))
 		if s.transcript = Tail(s.transcript, room); room < minSection {
 			s.transcript = ""
 		}
 	}
-	for s.length() > max && len(s.relevant) > 0 {
-		s.relevant = s.relevant[:len(s.relevant)-1]
-	}
 	if n := s.length(); n > max && s.digest != "" {
 		room := max - (n - Len(s.digest))
 		if s.digest = Head(s.digest, room); room < minSection {
 			s.digest = ""
 		}
+	}
+	for s.length() > max && len(s.files) > 0 {
+		s.files = s.files[:len(s.files)-1]
+	}
+	for s.length() > max && len(s.relevant) > 0 {
+		s.relevant = s.relevant[:len(s.relevant)-1]
+	}
+	for s.length() > max && len(s.decisions) > 0 {
+		s.decisions = s.decisions[1:]
+	}
+	for s.length() > max && len(s.constraints) > 0 {
+		s.constraints = s.constraints[:len(s.constraints)-1]
 	}
 	out := s.String()
 	if Len(out) > max {
@@ -243,6 +261,7 @@ func (s inheritedSections) length() int {
 	section(transcriptHeading, Len(s.transcript))
 	section(filesHeading, linesLen(s.files))
 	section(constraintsHeading, linesLen(s.constraints))
+	section(decisionsHeading, linesLen(s.decisions))
 	return n
 }
 
@@ -406,4 +425,46 @@ func flatten(s string) string {
 // search the rest of its transcript with the MCP tool tool.
 func SearchHint(tool, parentID string) string {
 	return "Parent session key: " + parentID + ` (more than this block holds: call ` + tool + ` with "session": "` + parentID + `")`
+}
+
+// Decisions in the inherited block.
+const (
+	maxBlockDecisions = 10
+	replacedChars     = 120 // what a decision replaced, as its line names it
+)
+
+// decisionList returns the "- decision" lines for ds (oldest first): redacted, on one line,
+// deduplicated ignoring case and trailing punctuation (the latest kept), the newest
+// maxBlockDecisions, each dated by its turn and naming what it replaced when the ledger knows.
+func decisionList(ds []kv.Fact) []string {
+	latest := map[string]int{}
+	texts := make([]string, len(ds))
+	for i, d := range ds {
+		texts[i] = oneLine(d.Text, constraintChars)
+		if texts[i] != "" {
+			latest[constraintKey(texts[i])] = i
+		}
+	}
+	var out []string
+	for i, d := range ds {
+		if texts[i] == "" || latest[constraintKey(texts[i])] != i {
+			continue
+		}
+		var notes []string
+		if d.Seq > 0 {
+			notes = append(notes, fmt.Sprintf("turn %d", d.Seq))
+		}
+		if r := oneLine(d.Replaces, replacedChars); r != "" {
+			notes = append(notes, `replaces "`+r+`"`)
+		}
+		line := "- " + texts[i]
+		if len(notes) > 0 {
+			line += " (" + strings.Join(notes, "; ") + ")"
+		}
+		out = append(out, line)
+	}
+	if len(out) > maxBlockDecisions {
+		out = out[len(out)-maxBlockDecisions:]
+	}
+	return out
 }

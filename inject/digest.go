@@ -65,14 +65,17 @@ type DigestInput struct {
 //     to the objective is left out. Each is cut to 300 units in the middle: a longer prompt keeps
 //     its start (two thirds of the room) and its end, joined by " […] ", so an instruction
 //     before or after a pasted log survives.
-//   - Decisions: Previous.Decisions followed by in.Decisions, deduplicated ignoring case and
-//     trailing punctuation (a restatement counts at its latest place), the 12 most recent,
-//     oldest first. Decisions are never inferred.
+//   - Decisions: Previous.Decisions, then in.Decisions, then the decisions and changes of plan
+//     of the session's facts ledger (in.Session.Facts) still in force, marked Inferred;
+//     deduplicated ignoring case and trailing punctuation (a restatement counts at its latest
+//     place), the 12 most recent, oldest first. Previous's inferred ones that the ledger has seen
+//     superseded are dropped.
 //   - Constraints: explicit ones (Previous's explicit ones, then in.Constraints) first, then
 //     inferred ones, each group oldest first (by latest statement), at most 12 in all (see
 //     MaxConstraints), explicit ones preferred, then the most recent. Inferred ones are the
 //     imperative sentences InferConstraints finds in the objective, Previous's inferred ones,
-//     and the user turns of in.Turns, in that order; they are marked Inferred. A constraint
+//     the user turns of in.Turns, and the constraints of the session's facts ledger, in that
+//     order; they are marked Inferred. A constraint
 //     stated both ways is explicit. Each is Head-cut to 300 units.
 //   - Files: in.Session.Files (most recent first); when it is empty, the files of in.Turns,
 //     newest turn first, then Previous.Files. Deduplicated, at most 20, each put on one line
@@ -107,8 +110,8 @@ func BuildDigest(in DigestInput) kv.Digest {
 	d := kv.Digest{Objective: objective}
 	d.Summary, d.NextSteps = buildSummary(in.Summary, in.NextSteps, prev)
 	d.Prompts = buildPrompts(prev.Prompts, userTexts, objective)
-	d.Decisions = buildDecisions(prev.Decisions, in.Decisions)
-	d.Constraints = buildConstraints(prev.Constraints, in.Constraints, objectiveRaw, userTexts)
+	d.Decisions = buildDecisions(prev.Decisions, in.Decisions, in.Session.Facts)
+	d.Constraints = buildConstraints(prev.Constraints, in.Constraints, objectiveRaw, userTexts, in.Session.Facts)
 	d.Files = buildFiles(in.Session.Files, turns, prev.Files)
 	d.LastAssistant = oneLine(prev.LastAssistant, replyChars)
 	for i := len(turns) - 1; i >= 0; i-- {
@@ -194,20 +197,29 @@ func joinMiddle(h, t string, max int) string {
 	return first + " " + last
 }
 
-// buildDecisions returns the maxDecisions most recent distinct decisions, oldest first.
-func buildDecisions(prev []kv.Statement, explicit []string) []kv.Statement {
+// buildDecisions returns the maxDecisions most recent distinct decisions, oldest first:
+// Previous's (less those the ledger has seen superseded), the explicit ones, then the ledger's
+// decisions and changes of plan in force (inferred).
+func buildDecisions(prev []kv.Statement, explicit []string, ledger []kv.Fact) []kv.Statement {
+	replaced := Superseded(ledger)
 	var all []kv.Statement
 	for _, s := range prev {
-		all = append(all, kv.Statement{Text: oneLine(s.Text, constraintChars), Inferred: s.Inferred})
+		text := oneLine(s.Text, constraintChars)
+		if !(s.Inferred && replaced(text)) {
+			all = append(all, kv.Statement{Text: text, Inferred: s.Inferred})
+		}
 	}
 	for _, s := range explicit {
 		all = append(all, kv.Statement{Text: oneLine(s, constraintChars)})
+	}
+	for _, f := range InForce(ledger, kv.FactDecision, kv.FactPlan) {
+		all = append(all, kv.Statement{Text: oneLine(f.Text, constraintChars), Inferred: true})
 	}
 	return latest(all, maxDecisions, nil)
 }
 
 // buildConstraints returns the explicit constraints, then the inferred ones (see BuildDigest).
-func buildConstraints(prev []kv.Statement, explicit []string, objective string, prompts []string) []kv.Statement {
+func buildConstraints(prev []kv.Statement, explicit []string, objective string, prompts []string, ledger []kv.Fact) []kv.Statement {
 	var stated, inferred []kv.Statement
 	for _, s := range prev {
 		if !s.Inferred {
@@ -235,6 +247,9 @@ func buildConstraints(prev []kv.Statement, explicit []string, objective string, 
 		for _, c := range constraintsIn(p) {
 			inferred = append(inferred, kv.Statement{Text: c, Inferred: true})
 		}
+	}
+	for _, f := range InForce(ledger, kv.FactConstraint) {
+		inferred = append(inferred, kv.Statement{Text: oneLine(f.Text, constraintChars), Inferred: true})
 	}
 	inferred = latest(inferred, MaxConstraints-len(stated), taken)
 	return append(stated, inferred...)

@@ -53,6 +53,10 @@ type Session struct {
 	// MaxStatements each.
 	Decisions   []string
 	Constraints []string
+	// Facts is the session's facts ledger: the constraints, decisions and changes of plan its
+	// turns state, each with the turn it came from, kept as turns are stored (Store.Facts).
+	// Store-owned, like TurnCount: writers of the session leave it as read.
+	Facts []Fact
 	// LastCheckpointPrompts and LastCheckpointAt are Prompts and the time when the session's
 	// latest checkpoint was written; zero before the first. They decide the next periodic one.
 	LastCheckpointPrompts int
@@ -146,4 +150,40 @@ func (s *Session) Validate() error {
 		return fmt.Errorf("session %q: status %q: want %q or %q", s.ID, s.Status, StatusActive, StatusEnded)
 	}
 	return nil
+}
+
+// Fact kinds.
+const (
+	FactConstraint = "constraint" // a standing rule: "never touch vendor/"
+	FactDecision   = "decision"   // a choice made: "we'll use SQLite from now on"
+	FactPlan       = "plan"       // a change of plan: "scratch that, switch to the v2 API"
+)
+
+// Fact is one entry of a session's facts ledger.
+type Fact struct {
+	Kind string `json:"k"` // FactConstraint, FactDecision or FactPlan
+	Text string `json:"t"`
+	Seq  uint64 `json:"s"` // the turn that stated it (its latest statement)
+	Role string `json:"r"` // "user" or "assistant"
+	// Replaces is the text of the fact this one superseded, when it superseded one.
+	Replaces string `json:"rp,omitempty"`
+	// ReplacedAt, on a superseded fact, is the Seq of the turn that superseded it; 0 while it
+	// holds.
+	ReplacedAt uint64 `json:"ra,omitempty"`
+}
+
+// FactFinder keeps a session's facts ledger as its turns are stored: given the ledger so far
+// and one turn as stored (new, or replaced in place with its Seq), it returns the new ledger,
+// bounded. The finding is the caller's business (package inject), as a search index's analysis
+// is; the store keeps the ledger in the session record, in the batch that stores the turn.
+type FactFinder interface {
+	Note(ledger []Fact, t *Turn) []Fact
+}
+
+// noteFacts brings the ledger up to date with t, when the store keeps one.
+func (s *Session) noteFacts(f FactFinder, t *Turn) {
+	if f == nil || t.Unindexed {
+		return
+	}
+	s.Facts = f.Note(s.Facts, t)
 }

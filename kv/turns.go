@@ -137,6 +137,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 					return Appended{}, 0, err
 				}
 				sess.touchFiles(t.Files)
+				sess.noteFacts(s.Facts, &t)
 				replaced++
 				continue
 			}
@@ -160,6 +161,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 			}
 		}
 		sess.touchFiles(t.Files)
+		sess.noteFacts(s.Facts, &t)
 		sess.TurnCount++
 		if t.Role == "user" {
 			sess.Prompts++

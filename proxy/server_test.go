@@ -13,6 +13,7 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/inject"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 	"github.com/heirloom-dev/heirloom/search"
@@ -42,6 +43,7 @@ func openServer(tb testing.TB, dir string, configure func(*proxy.Server)) (s *pr
 	tb.Helper()
 	store := kv.NewStore(dir)
 	store.Index = search.Analyzer{}
+	store.Facts = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+)
+
+// TestFacts_Inherited: constraints and decisions stated early in a long parent session, in the
+// words people use (no "must" or "never"), reach the child once each, under their own
+// sections; a later change of plan supersedes the decision it names, and the block says so; the
+// parent's checkpoints carry them.
+func TestFacts_Inherited(t *testing.T) {
+	tr := cct.NewTree(t, "P")
+	e := openEngine(t, tr, nil)
+	prompts := map[int]string{
+		2:  "Leave the vendored code alone.",
+		5:  "We'll use Postgres from now on.",
+		9:  "The v1 API has to stay backwards compatible.",
+		60: "Change of plan: switch from Postgres to SQLite.",
+	}
+	for i := range 100 {
+		prompt, ok := prompts[i]
+		if !ok {
+			prompt = fmt.Sprintf("step %d: tidy the CLI flags", i)
+		}
+		cct.AppendLines(t, tr.Transcript, exchange("P", i, prompt, fmt.Sprintf("Done with step %d.", i))...)
+		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": prompt}))
+	}
+	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating."))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Write the SQLite migration"))
+	block := mustHook(t, e, cct.Start(tr, "P", "c1", "general-purpose"))
+
+	_, constraints, _ := strings.Cut(block, "\n\n### Active constraints\n")
+	constraints, _, _ = strings.Cut(constraints, "\n\n")
+	for _, want := range []string{"- Leave the vendored code alone.", "- The v1 API has to stay backwards compatible."} {
+		if !strings.Contains(constraints, want) {
+			t.Errorf("constraints lack %q:\n%s", want, block)
+		}
+		if n := strings.Count(block, strings.TrimPrefix(want, "- ")); n != 1 {
+			t.Errorf("%q is said %d times in the block:\n%s", want, n, block)
+		}
+	}
+	_, decisions, ok := strings.Cut(block, "\n\n### Decisions and changes of plan\n")
+	if !ok {
+		t.Fatalf("no decisions section:\n%s", block)
+	}
+	decisions, _, _ = strings.Cut(decisions, "\n\n")
+	// The prompts are turns 0, 2, 4, … of the transcript: prompt 60 is turn 120.
+	want := `- Change of plan: switch from Postgres to SQLite. (turn 120; replaces "We'll use Postgres from now on.")`
+	if decisions != want {
+		t.Errorf("decisions:\n%s\nwant\n%s", decisions, want)
+	}
+
+	sess, err := e.Store.GetSession(t.Context(), "default", "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sess.Facts) != 4 {
+		t.Errorf("the parent's ledger: %+v, want 4 facts", sess.Facts)
+	}
+	cp, err := e.Store.LatestCheckpoint(t.Context(), "default", "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, s := range cp.Digest.Decisions {
+		texts = append(texts, s.Text)
+	}
+	if len(texts) != 1 || texts[0] != "Change of plan: switch from Postgres to SQLite." {
+		t.Errorf("the checkpoint's decisions: %q, want the change of plan alone", texts)
+	}
+	var kinds []string
+	for _, s := range cp.Digest.Constraints {
+		kinds = append(kinds, s.Text)
+	}
+	if !strings.Contains(strings.Join(kinds, "|"), "Leave the vendored code alone.") {
+		t.Errorf("the checkpoint's constraints: %q", kinds)
+	}
+}

@@ -1,0 +1,260 @@
+package inject
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/heirloom-dev/heirloom/kv"
+)
+
+// Bounds of a session's facts ledger.
+const (
+	maxLedgerConstraints = 16 // constraints kept, the most recently stated
+	maxLedgerDecisions   = 16 // decisions and changes of plan in force, the most recent
+	maxLedgerReplaced    = 8  // superseded ones kept, so that a block can say what changed
+	factChars            = 300
+	userFactBytes        = 32 << 10 // of a prompt, what is read for facts
+	assistantFactBytes   = 8 << 10  // of a reply
+)
+
+// Ledger keeps a session's facts ledger as its turns are stored (it is the store's
+// kv.FactFinder): the constraints and decisions a user's prompt states, the decisions and
+// changes of plan an assistant states in the first person, each with its turn. A decision or
+// change of plan that names what it replaces ("use SQLite, not Postgres", "switch from the v1
+// client to v2", "no longer use X") supersedes the earlier decisions that name it; a change of
+// plan that names nothing supersedes the previous change of plan. A restatement moves a fact to
+// its latest turn rather than adding it twice.
+type Ledger struct{}
+
+var _ kv.FactFinder = Ledger{}
+
+// Note returns ledger with what t states. A turn replaced in place (a streamed message that
+// grew) first takes back what it stated before.
+func (Ledger) Note(ledger []kv.Fact, t *kv.Turn) []kv.Fact {
+	restated := slices.ContainsFunc(ledger, func(f kv.Fact) bool { return f.Seq == t.Seq || f.ReplacedAt == t.Seq })
+	found := DetectFacts(t.Role, t.Text)
+	if len(found) == 0 && !restated {
+		return ledger
+	}
+	out := slices.Clone(ledger)
+	if restated {
+		out = slices.DeleteFunc(out, func(f kv.Fact) bool { return f.Seq == t.Seq })
+		for i := range out {
+			if out[i].ReplacedAt == t.Seq {
+				out[i].ReplacedAt = 0
+			}
+		}
+	}
+	for _, f := range found {
+		f.Seq = t.Seq
+		out = addFact(out, f)
+	}
+	return boundLedger(out)
+}
+
+// DetectFacts returns the facts one turn's text states, in reading order, without Seq: for a
+// user's prompt its constraints, decisions and changes of plan; for an assistant's reply only
+// decisions and changes of plan it states in the first person ("I'll use …", "Decision: …").
+// Other roles state none. The text is redacted first; fenced code blocks, lines of code, logs,
+// shell, stack traces and quotes, questions and hypotheses ("if we …", "should we …") are never
+// facts, nor is a sentence whose phrase is only inside double quotes. Each fact is one sentence,
+// whitespace collapsed, Head-cut to 300 units.
+func DetectFacts(role, text string) []kv.Fact {
+	limit := userFactBytes
+	switch role {
+	case "user":
+	case "assistant":
+		limit = assistantFactBytes
+	default:
+		return nil
+	}
+	text, _ = clipHead(clean(text), limit)
+	text = Redact(stripFences(text))
+	var out []kv.Fact
+	for _, line := range strings.Split(text, "\n") {
+		if notFact.MatchString(line) {
+			continue
+		}
+		line = listMarker.ReplaceAllString(strings.TrimSpace(line), "")
+		for _, s := range sentences(line) {
+			s = collapse(s)
+			if s == "" || strings.HasSuffix(s, "?") || notStatement.MatchString(s) {
+				continue
+			}
+			kind := classify(role, s)
+			if kind == "" {
+				continue
+			}
+			out = append(out, kv.Fact{Kind: kind, Text: Head(s, factChars), Role: role})
+		}
+	}
+	return out
+}
+
+// classify returns the kind of fact sentence s states, or "" (see the phrase corpus).
+func classify(role, s string) string {
+	m := quoted.ReplaceAllString(s, `""`) // a phrase only inside quotes is reported speech
+	if role == "assistant" {
+		if !assistantDecision.MatchString(m) {
+			return ""
+		}
+		switch {
+		case planPhrase.MatchString(m):
+			return kv.FactPlan
+		case decisionPhrase.MatchString(m):
+			return kv.FactDecision
+		}
+		return ""
+	}
+	switch {
+	case planPhrase.MatchString(m):
+		return kv.FactPlan
+	case constraintPhrase.MatchString(m):
+		return kv.FactConstraint
+	case decisionPhrase.MatchString(m):
+		return kv.FactDecision
+	}
+	return ""
+}
+
+var (
+	quoted = regexp.MustCompile(`"[^"]{0,300}"|“[^”]{0,300}”`)
+	fence  = regexp.MustCompile("(?s)```.*?(?:```|$)|~~~.*?(?:~~~|$)")
+)
+
+// stripFences removes fenced code blocks (an unclosed fence runs to the end).
+func stripFences(s string) string {
+	if !strings.Contains(s, "```") && !strings.Contains(s, "~~~") {
+		return s
+	}
+	return fence.ReplaceAllString(s, "\n")
+}
+
+// addFact adds f (its Seq set) to ledger: a restatement of a fact in force moves it to f's
+// turn; a decision or change of plan supersedes what it replaces.
+func addFact(ledger []kv.Fact, f kv.Fact) []kv.Fact {
+	key := constraintKey(f.Text)
+	for i, old := range ledger {
+		if old.ReplacedAt == 0 && old.Kind == f.Kind && constraintKey(old.Text) == key {
+			ledger[i].Seq = max(old.Seq, f.Seq)
+			return ledger
+		}
+	}
+	if f.Kind != kv.FactConstraint {
+		words := replacedWords(f.Text)
+		latestPlan := -1
+		for i, old := range ledger {
+			if old.ReplacedAt != 0 || old.Kind == kv.FactConstraint || old.Seq > f.Seq {
+				continue
+			}
+			if len(words) > 0 && holdsAll(old.Text, words) {
+				ledger[i].ReplacedAt = f.Seq
+				if f.Replaces == "" {
+					f.Replaces = old.Text
+				}
+			}
+			if old.Kind == kv.FactPlan && (latestPlan < 0 || old.Seq >= ledger[latestPlan].Seq) {
+				latestPlan = i
+			}
+		}
+		if f.Kind == kv.FactPlan && len(words) == 0 && latestPlan >= 0 {
+			ledger[latestPlan].ReplacedAt = f.Seq
+			f.Replaces = ledger[latestPlan].Text
+		}
+	}
+	return append(ledger, f)
+}
+
+// replacedWords are the significant words (lower case) of what sentence s says it replaces;
+// none when it names nothing.
+func replacedWords(s string) []string {
+	m := replacedPhrase.FindStringSubmatch(s)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, w := range wordsOf(m[1]) {
+		if len(w) >= 2 && !factFiller[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// holdsAll reports whether text holds every one of words as a word, ignoring case.
+func holdsAll(text string, words []string) bool {
+	have := map[string]bool{}
+	for _, w := range wordsOf(text) {
+		have[w] = true
+	}
+	for _, w := range words {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+var wordRun = regexp.MustCompile(`[\p{L}\p{N}_][\p{L}\p{N}_.\-/]*[\p{L}\p{N}_]|[\p{L}\p{N}_]`)
+
+// wordsOf lists text's words in lower case (a word keeps inner dots, dashes and slashes, so
+// v1.2, pgx/v5 and the-client stay whole).
+func wordsOf(text string) []string {
+	return wordRun.FindAllString(strings.ToLower(text), -1)
+}
+
+// factFiller are words that say nothing about what is replaced.
+var factFiller = map[string]bool{"the": true, "a": true, "an": true, "our": true, "my": true, "this": true, "that": true, "it": true, "using": true, "use": true, "of": true}
+
+// boundLedger keeps the newest facts within the bounds, ordered by Seq.
+func boundLedger(ledger []kv.Fact) []kv.Fact {
+	slices.SortStableFunc(ledger, func(x, y kv.Fact) int { return cmp.Compare(x.Seq, y.Seq) })
+	counts := map[string]int{}
+	keep := make([]bool, len(ledger))
+	for i := len(ledger) - 1; i >= 0; i-- {
+		f := ledger[i]
+		group, limit := "decision", maxLedgerDecisions
+		switch {
+		case f.ReplacedAt != 0:
+			group, limit = "replaced", maxLedgerReplaced
+		case f.Kind == kv.FactConstraint:
+			group, limit = "constraint", maxLedgerConstraints
+		}
+		if counts[group] < limit {
+			counts[group]++
+			keep[i] = true
+		}
+	}
+	out := ledger[:0]
+	for i, f := range ledger {
+		if keep[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// InForce returns the ledger's facts of the given kinds still in force, oldest first.
+func InForce(ledger []kv.Fact, kinds ...string) []kv.Fact {
+	var out []kv.Fact
+	for _, f := range ledger {
+		if f.ReplacedAt == 0 && slices.Contains(kinds, f.Kind) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Superseded returns a test of whether a text is one of the ledger's superseded facts (ignoring
+// case and trailing punctuation, as restatements are).
+func Superseded(ledger []kv.Fact) func(text string) bool {
+	replaced := map[string]bool{}
+	for _, f := range ledger {
+		if f.ReplacedAt != 0 {
+			replaced[constraintKey(collapse(f.Text))] = true
+		}
+	}
+	return func(text string) bool { return replaced[constraintKey(collapse(text))] }
+}
