@@ -70,33 +70,17 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []k
 			prompts = append(prompts, t.Text)
 		}
 	}
-	// Constraints and decisions get sections of their own, said once: the checkpoint's (which
-	// carry what was stated before the ledger's window), the ledger's, the explicit ones.
-	constraints := append([]string(nil), parent.Constraints...)
-	ledger := inject.InForce(parent.Facts, kv.FactConstraint)
-	for _, f := range ledger[max(0, len(ledger)-inject.MaxConstraints):] { // the newest
-		constraints = append(constraints, f.Text)
+	// Constraints and decisions get sections of their own, said once (inject.Stated).
+	var d kv.Digest
+	if cp != nil {
+		d = cp.Digest
 	}
-	superseded := inject.Superseded(parent.Facts)
-	var decisions []kv.Fact
+	constraints, decisions, rest := inject.Stated(parent, d)
 	var digest string
 	if cp != nil {
-		d := cp.Digest
-		for _, c := range d.Constraints {
-			constraints = append(constraints, c.Text)
-		}
-		for _, c := range d.Decisions {
-			if !superseded(c.Text) { // a checkpoint older than the change that superseded it
-				decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: c.Text})
-			}
-		}
-		d.Objective, d.OpenRuns, d.Constraints, d.Decisions = "", nil, nil, nil
-		digest = inject.RenderDigest(d, inject.DefaultDigestChars)
+		rest.Objective, rest.OpenRuns = "", nil
+		digest = inject.RenderDigest(rest, inject.DefaultDigestChars)
 	}
-	for _, text := range parent.Decisions {
-		decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: text})
-	}
-	decisions = append(decisions, inject.InForce(parent.Facts, kv.FactDecision, kv.FactPlan)...)
 	passages, err := e.relevant(ctx, parent, child)
 	if err != nil {
 		e.Logger.Warn("passages relevant to the sub-agent's task not searched", "parent", parent.ID, "error", err)

@@ -258,3 +258,32 @@ func Superseded(ledger []kv.Fact) func(text string) bool {
 	}
 	return func(text string) bool { return replaced[constraintKey(collapse(text))] }
 }
+
+// Stated gathers what the inherited block says once, in sections of its own, from the parent
+// and the digest d of its latest checkpoint (zero when it has none): the constraints (the
+// explicit ones, the ledger's newest in force, the checkpoint's, which carry what was stated
+// before the ledger began) and the decisions and changes of plan (the checkpoint's not
+// superseded since, the explicit ones, the ledger's in force, oldest first); and d without
+// either, for the digest section.
+func Stated(parent kv.Session, d kv.Digest) (constraints []string, decisions []kv.Fact, rest kv.Digest) {
+	constraints = append(constraints, parent.Constraints...)
+	ledger := InForce(parent.Facts, kv.FactConstraint)
+	for _, f := range ledger[max(0, len(ledger)-MaxConstraints):] {
+		constraints = append(constraints, f.Text)
+	}
+	for _, c := range d.Constraints {
+		constraints = append(constraints, c.Text)
+	}
+	superseded := Superseded(parent.Facts)
+	for _, c := range d.Decisions {
+		if !superseded(c.Text) { // a checkpoint older than the change that superseded it
+			decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: c.Text})
+		}
+	}
+	for _, text := range parent.Decisions {
+		decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: text})
+	}
+	decisions = append(decisions, InForce(parent.Facts, kv.FactDecision, kv.FactPlan)...)
+	d.Constraints, d.Decisions = nil, nil
+	return constraints, decisions, d
+}

@@ -31,7 +31,7 @@ var (
 		`\b(?:we['’]ll|we will|we['’]re going to|we are going to|let['’]s|lets|i['’]ll|i will|i['’]m going to)\s+` +
 		`(?:use|go with|stick with|keep using|switch to|adopt|standardi[sz]e on|settle on|build on|rely on|move to)\b` +
 		`|\bfrom now on\b` +
-		`|^\s*(?:agreed|decided|decision|settled|verdict|conclusion)\s*[:—–-]` +
+		`|^\s*(?:agreed|decided|decision|settled|verdict|conclusion)\s*[:—–,-]` +
 		`|\b(?:we|i)(?: have| 've|['’]ve)?\s+(?:decided|agreed|chosen|chose|picked|settled on|gone with|went with)\b` +
 		`|\b(?:go|going|went) with\b` +
 		`|\bstick with\b` +

@@ -223,14 +223,16 @@ type plantedChain struct {
 }
 
 // chainPlanted plays s into the records the real path keeps: the session as kv keeps it
-// (Files), and a periodic checkpoint every checkpointEvery prompts, each over the last
-// digestWindow turns, carrying the previous one forward.
+// (Files, and the facts ledger serve keeps with inject.Ledger), and a periodic checkpoint every
+// checkpointEvery prompts, each over the last digestWindow turns, carrying the previous one
+// forward.
 func chainPlanted(s plantedSession) plantedChain {
 	c := plantedChain{sess: kv.Session{Scope: "default", ID: "parent", Harness: "claude-code", Project: "/srv/ledger",
 		Objective: s.turns[0].Text, Status: kv.StatusActive}}
 	prompts := 0
 	for i, t := range s.turns {
 		c.sess.Files = touchFiles(c.sess.Files, t.Files)
+		c.sess.Facts = inject.Ledger{}.Note(c.sess.Facts, &t)
 		if t.Role != "user" {
 			continue
 		}
@@ -289,13 +291,15 @@ func inheritedPlanted(s plantedSession, sess kv.Session, d kv.Digest) string {
 			prompts = append(prompts, t.Text)
 		}
 	}
-	d.Objective = ""
+	constraints, decisions, rest := inject.Stated(sess, d)
+	rest.Objective = ""
 	return inject.Join(inject.DefaultMaxChars, inject.InheritedBlock(inject.Inherited{
 		Parent:      sess,
-		Digest:      inject.RenderDigest(d, inject.DefaultDigestChars),
+		Digest:      inject.RenderDigest(rest, inject.DefaultDigestChars),
 		Tail:        tail,
 		Files:       sess.Files,
-		Constraints: inject.InferConstraints(prompts),
+		Constraints: append(constraints, inject.InferConstraints(prompts)...),
+		Decisions:   decisions,
 		SearchTool:  "session_search",
 		Packet: inject.Packet{Task: plantedTask, Files: inject.TaskFiles(plantedTask), Workspace: sess.Project,
 			Depth: 1, MaxDepth: 3},
@@ -440,8 +444,8 @@ with the latest periodic checkpoint as stored (up to 9 prompts old) instead of a
 the spawn, and the objective block from a single checkpoint over the last 200 turns, without
 Previous.
 
-Cells read "objective+constraints share / all-facts share". Target: objective and constraints
-≥ 0.9 at every size for heirloom's blocks.
+Cells read "objective+constraints share / all-facts share". Targets, at every size for heirloom's
+blocks: objective and constraints ≥ 0.9; decisions ≥ 0.9 and the change of plan ≥ 0.9.
 
 %s
 Building both blocks at the end of a transcript (a digest over 200 turns, the inherited block,
@@ -455,7 +459,8 @@ Reproduce (-update writes this report to inject/testdata/planted.md):
 `
 
 // TestPlantedFacts runs the planted-fact benchmark at every size, logs the table, and checks the
-// target: objective and constraints ≥ 0.9 in both of heirloom's blocks. With -update it writes
+// targets: objective and constraints ≥ 0.9, and decisions and the change of plan ≥ 0.9 each, in
+// both of heirloom's blocks. With -update it writes
 // the report to testdata/planted.md. With -short it measures 5 seeds, not all 20.
 func TestPlantedFacts(t *testing.T) {
 	seeds := plantedSeeds
@@ -472,6 +477,15 @@ func TestPlantedFacts(t *testing.T) {
 		}
 		if got := r.reinforcement.share(oc...); got < 0.9 {
 			t.Errorf("%s: reinforcement block keeps %.2f of objective and constraints, want >= 0.9", sz.name, got)
+		}
+		// The facts ledger: decisions and the change of plan, wherever they were stated.
+		for _, kind := range []string{factDecision, factChange} {
+			if got := r.inherited.share(kind); got < 0.9 {
+				t.Errorf("%s: inherited block keeps %.2f of the %ss, want >= 0.9", sz.name, got, kind)
+			}
+			if got := r.reinforcement.share(kind); got < 0.9 {
+				t.Errorf("%s: reinforcement block keeps %.2f of the %ss, want >= 0.9", sz.name, got, kind)
+			}
 		}
 	}
 	table := plantedTable(results)
