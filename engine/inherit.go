@@ -95,6 +95,7 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []k
 		SearchTool:  SearchTool,
 		Packet:      e.packet(child),
 		Relevant:    passages,
+		RelevantMax: e.Config.RelevantPassages,
 	}, inject.Budget{TailChars: e.Config.TailChars, MaxChars: e.Config.MaxContextChars})
 	return inject.Join(e.Config.MaxContextChars, block)
 }

@@ -92,3 +92,28 @@ func TestRelevant_Inject(t *testing.T) {
 		t.Errorf("child's block lacks %q:\n%s", want, block)
 	}
 }
+
+// TestRelevant_Capped: however many passages match, the block shows inherit.relevant_passages
+// of them, and the tool output and tool turns the transcript only sums up are not taken for shown.
+func TestRelevant_Capped(t *testing.T) {
+	for _, n := range []int{6, 2} {
+		e := openEngine(t, cct.NewTree(t, "unused"), func(e *engine.Engine) { e.Config.RelevantPassages = n })
+		var turns []adapters.Turn
+		for i := range 300 {
+			text := fmt.Sprintf("step %d: the flags read better now", i)
+			if i < 20 {
+				text = fmt.Sprintf("finding %d: the upload retry budget resets on redirect %d", i, i)
+			}
+			turns = append(turns, adapters.Turn{ID: fmt.Sprintf("m%d", i), Role: "assistant", Text: text})
+		}
+		block := injectChild(t, e, turns, "Fix the upload retry budget")
+		_, section, ok := strings.Cut(block, "\n\n### Relevant to your task\n")
+		if !ok {
+			t.Fatalf("n=%d: no relevant section:\n%s", n, block)
+		}
+		section, _, _ = strings.Cut(section, "\n\n")
+		if got := strings.Count(section, "\n") + 1; got != n {
+			t.Errorf("n=%d: %d passages:\n%s", n, got, section)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/heirloom-dev/heirloom/inject/heading"
@@ -41,8 +42,9 @@ type Inherited struct {
 	// workspace and its depth. The zero value adds nothing.
 	Packet Packet
 	// Relevant are the passages of the parent's family most relevant to the sub-agent's task,
-	// best first (see Passage).
-	Relevant []Passage
+	// best first (see Passage); at most RelevantMax of them are shown (0: MaxPassages).
+	Relevant    []Passage
+	RelevantMax int
 }
 
 // InheritedBlock renders the "## Inherited from Parent Session" block a sub-agent gets at start.
@@ -132,7 +134,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 	title := oneLine(p.Title, titleChars)
 	objective := oneLine(p.Objective, objectiveChars)
 	digest := fitHead(in.Digest, digestChars, normalizeLines)
-	transcript, shown := renderTail(in.Tail, b.TailChars)
+	transcript, groups := renderTail(in.Tail, b.TailChars)
 	if title == "" && objective == "" && digest == "" && transcript == "" {
 		return ""
 	}
@@ -157,7 +159,9 @@ func InheritedBlock(in Inherited, b Budget) string {
 	blk := inheritedSections{
 		head:        top.String(),
 		packet:      renderPacket(in.Packet),
-		relevant:    passageLines(in.Relevant, p.ID, shown),
+		relevant:    passageLines(in.Relevant, in.RelevantMax),
+		parentID:    p.ID,
+		groups:      groups,
 		digest:      digest,
 		transcript:  transcript,
 		files:       fileList(in.Files),
@@ -171,12 +175,14 @@ func InheritedBlock(in Inherited, b Budget) string {
 type inheritedSections struct {
 	head        string // heading and the Parent/Project/Objective lines
 	packet      packetSections
-	relevant    []string // "- [from, turn N, role] passage" lines
-	digest      string   // redacted, Head-cut to digestChars
-	transcript  string   // rendered turns, Tail-cut to tailChars
-	files       []string // "- path" lines
-	constraints []string // "- constraint" lines
-	decisions   []string // "- decision" lines
+	relevant    []passageLine
+	parentID    string      // whose turns the transcript shows
+	groups      []tailGroup // the transcript's turns, oldest first, before any cut
+	digest      string      // redacted, Head-cut to digestChars
+	transcript  string      // rendered turns, Tail-cut to tailChars
+	files       []string    // "- path" lines
+	constraints []string    // "- constraint" lines
+	decisions   []string    // "- decision" lines
 }
 
 // Section headings, each preceded by a blank line.
@@ -201,7 +207,7 @@ func (s inheritedSections) String() string {
 	b.WriteString(s.packet.task)
 	section(taskFilesHeading, strings.Join(s.packet.files, "\n"))
 	b.WriteString(s.packet.place)
-	section(relevantHeading, strings.Join(s.relevant, "\n"))
+	section(relevantHeading, strings.Join(s.relevantLines(), "\n"))
 	section(digestHeading, s.digest)
 	section(transcriptHeading, s.transcript)
 	section(filesHeading, strings.Join(s.files, "\n"))
@@ -240,6 +246,7 @@ func (s inheritedSections) fit(max int) string {
 	for s.length() > max && len(s.constraints) > 0 {
 		s.constraints = s.constraints[:len(s.constraints)-1]
 	}
+	s.relevant = s.unshown()
 	out := s.String()
 	if Len(out) > max {
 		out = Head(out, max)
@@ -256,7 +263,7 @@ func (s inheritedSections) length() int {
 		}
 	}
 	section(taskFilesHeading, linesLen(s.packet.files))
-	section(relevantHeading, linesLen(s.relevant))
+	section(relevantHeading, linesLen(s.relevantLines()))
 	section(digestHeading, Len(s.digest))
 	section(transcriptHeading, Len(s.transcript))
 	section(filesHeading, linesLen(s.files))
@@ -314,12 +321,16 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
+// tailGroup is one turn as the transcript section renders it.
+type tailGroup struct {
+	seq   uint64
+	text  string
+	whole bool // a user or assistant turn whose text is shown uncut
+}
+
 // renderTail renders turns, one line group per turn, and Tail-cuts the whole to max. Only the
-// newest turns that can reach the cut are rendered. shown holds the Seqs of the turns that are
-// rendered whole.
-func renderTail(turns []kv.Turn, max int) (text string, shown map[uint64]bool) {
-	var groups []string // newest first
-	shown = map[uint64]bool{}
+// newest turns that can reach the cut are rendered; groups are they, oldest first.
+func renderTail(turns []kv.Turn, max int) (text string, groups []tailGroup) {
 	n := 0
 	for i := len(turns) - 1; i >= 0 && n <= max; i-- {
 		g := renderTurn(turns[i], max)
@@ -330,15 +341,51 @@ func renderTail(turns []kv.Turn, max int) (text string, shown map[uint64]bool) {
 			n++ // the newline between groups
 		}
 		n += Len(g)
-		groups = append(groups, g)
-		if n <= max {
-			shown[turns[i].Seq] = true
+		t := turns[i]
+		groups = append(groups, tailGroup{seq: t.Seq, text: g, whole: (t.Role == "user" || t.Role == "assistant") && len(t.Text) <= max})
+	}
+	slices.Reverse(groups)
+	texts := make([]string, len(groups))
+	for i, g := range groups {
+		texts[i] = g.text
+	}
+	return Tail(strings.Join(texts, "\n"), max), groups
+}
+
+// relevantLines are the relevant passages' lines.
+func (s inheritedSections) relevantLines() []string {
+	out := make([]string, len(s.relevant))
+	for i, p := range s.relevant {
+		out[i] = p.line
+	}
+	return out
+}
+
+// unshown returns the relevant passages but those whose turn of the parent the transcript, as
+// it is now, shows whole: a passage says nothing the child does not read a few lines below.
+func (s inheritedSections) unshown() []passageLine {
+	shown := map[uint64]bool{}
+	end := len(s.transcript) // the groups are matched from the transcript's end back
+	for i := len(s.groups) - 1; i >= 0; i-- {
+		g := s.groups[i].text
+		if end < len(g) || s.transcript[end-len(g):end] != g {
+			break // this group and the older ones were cut
+		}
+		if s.groups[i].whole {
+			shown[s.groups[i].seq] = true
+		}
+		if end -= len(g); end == 0 || s.transcript[end-1] != '\n' {
+			break
+		}
+		end--
+	}
+	var out []passageLine
+	for _, p := range s.relevant {
+		if !(p.session == s.parentID && shown[p.turn]) {
+			out = append(out, p)
 		}
 	}
-	for i, j := 0, len(groups)-1; i < j; i, j = i+1, j-1 {
-		groups[i], groups[j] = groups[j], groups[i]
-	}
-	return Tail(strings.Join(groups, "\n"), max), shown
+	return out
 }
 
 // renderTurn renders one turn as one or two lines; "" when it has nothing to show. max is the

@@ -13,7 +13,7 @@ import (
 const (
 	maxLedgerConstraints = 16 // constraints kept, the most recently stated
 	maxLedgerDecisions   = 16 // decisions and changes of plan in force, the most recent
-	maxLedgerReplaced    = 8  // superseded ones kept, so that a block can say what changed
+	maxLedgerReplaced    = 16 // superseded ones kept: a checkpoint's older decisions are checked against them
 	factChars            = 300
 	userFactBytes        = 32 << 10 // of a prompt, what is read for facts
 	assistantFactBytes   = 8 << 10  // of a reply
@@ -31,9 +31,10 @@ type Ledger struct{}
 var _ kv.FactFinder = Ledger{}
 
 // Note returns ledger with what t states. A turn replaced in place (a streamed message that
-// grew) first takes back what it stated before.
+// grew) first takes back what it stated before, and what it had superseded holds again until
+// its new text supersedes it anew; a fact of t that a later turn supersedes stays superseded.
 func (Ledger) Note(ledger []kv.Fact, t *kv.Turn) []kv.Fact {
-	restated := slices.ContainsFunc(ledger, func(f kv.Fact) bool { return f.Seq == t.Seq || f.ReplacedAt == t.Seq })
+	restated := slices.ContainsFunc(ledger, func(f kv.Fact) bool { return f.Seq == t.Seq || f.Replaced && f.ReplacedAt == t.Seq })
 	found := DetectFacts(t.Role, t.Text)
 	if len(found) == 0 && !restated {
 		return ledger
@@ -42,8 +43,8 @@ func (Ledger) Note(ledger []kv.Fact, t *kv.Turn) []kv.Fact {
 	if restated {
 		out = slices.DeleteFunc(out, func(f kv.Fact) bool { return f.Seq == t.Seq })
 		for i := range out {
-			if out[i].ReplacedAt == t.Seq {
-				out[i].ReplacedAt = 0
+			if out[i].Replaced && out[i].ReplacedAt == t.Seq {
+				out[i].Replaced, out[i].ReplacedAt = false, 0
 			}
 		}
 	}
@@ -74,13 +75,17 @@ func DetectFacts(role, text string) []kv.Fact {
 	text = Redact(stripFences(text))
 	var out []kv.Fact
 	for _, line := range strings.Split(text, "\n") {
-		if notFact.MatchString(line) {
+		if notProse(line) {
 			continue
 		}
 		line = listMarker.ReplaceAllString(strings.TrimSpace(line), "")
 		for _, s := range sentences(line) {
+			lower := strings.ToLower(s)
+			if !hasTrigger(lower) {
+				continue // most sentences: no phrase can match
+			}
 			s = collapse(s)
-			if s == "" || strings.HasSuffix(s, "?") || notStatement.MatchString(s) {
+			if s == "" || strings.HasSuffix(s, "?") || notStatement.MatchString(strings.TrimSpace(lower)) {
 				continue
 			}
 			kind := classify(role, s)
@@ -95,15 +100,21 @@ func DetectFacts(role, text string) []kv.Fact {
 
 // classify returns the kind of fact sentence s states, or "" (see the phrase corpus).
 func classify(role, s string) string {
-	m := quoted.ReplaceAllString(s, `""`) // a phrase only inside quotes is reported speech
+	if strings.ContainsAny(s, "\"“") {
+		s = quoted.ReplaceAllString(s, `""`) // a phrase only inside quotes is reported speech
+	}
+	m := strings.ToLower(s)
+	if !hasTrigger(m) {
+		return ""
+	}
 	if role == "assistant" {
-		if !assistantDecision.MatchString(m) {
+		if !assistantVoice.MatchString(m) {
 			return ""
 		}
 		switch {
-		case planPhrase.MatchString(m):
+		case assistantPlan.MatchString(m) && planPhrase.MatchString(m):
 			return kv.FactPlan
-		case decisionPhrase.MatchString(m):
+		case decisionPhrase.MatchString(m) && !notDecision.MatchString(m):
 			return kv.FactDecision
 		}
 		return ""
@@ -111,9 +122,9 @@ func classify(role, s string) string {
 	switch {
 	case planPhrase.MatchString(m):
 		return kv.FactPlan
-	case constraintPhrase.MatchString(m):
+	case constraintPhrase.MatchString(m) && !notConstraint.MatchString(m):
 		return kv.FactConstraint
-	case decisionPhrase.MatchString(m):
+	case decisionPhrase.MatchString(m) && (!notDecision.MatchString(m) || strings.Contains(m, "from now on")):
 		return kv.FactDecision
 	}
 	return ""
@@ -132,37 +143,47 @@ func stripFences(s string) string {
 	return fence.ReplaceAllString(s, "\n")
 }
 
-// addFact adds f (its Seq set) to ledger: a restatement of a fact in force moves it to f's
-// turn; a decision or change of plan supersedes what it replaces.
+// addFact adds f (its Seq set) to ledger. A fact already in force with the same text keeps its
+// first turn (a restatement adds nothing). A decision or change of plan supersedes the earlier
+// ones that hold every word of what it names as replaced ("instead of X", "switch from X"); a
+// change of plan with a marker of its own ("change of plan", "scratch that", "new plan") that
+// names nothing supersedes the previous change of plan. When f comes from a turn stored again
+// while later facts exist, those later facts supersede f as they would have.
 func addFact(ledger []kv.Fact, f kv.Fact) []kv.Fact {
 	key := constraintKey(f.Text)
-	for i, old := range ledger {
-		if old.ReplacedAt == 0 && old.Kind == f.Kind && constraintKey(old.Text) == key {
-			ledger[i].Seq = max(old.Seq, f.Seq)
+	for _, old := range ledger {
+		if !old.Replaced && old.Kind == f.Kind && constraintKey(old.Text) == key {
 			return ledger
 		}
 	}
-	if f.Kind != kv.FactConstraint {
-		words := replacedWords(f.Text)
-		latestPlan := -1
-		for i, old := range ledger {
-			if old.ReplacedAt != 0 || old.Kind == kv.FactConstraint || old.Seq > f.Seq {
-				continue
+	if f.Kind == kv.FactConstraint {
+		return append(ledger, f)
+	}
+	words := replacedWords(f.Text)
+	latestPlan := -1
+	for i, old := range ledger {
+		if old.Replaced || old.Kind == kv.FactConstraint {
+			continue
+		}
+		if old.Seq > f.Seq { // a later fact: may it supersede f?
+			if w := replacedWords(old.Text); len(w) > 0 && holdsAll(f.Text, w) && !f.Replaced {
+				f.Replaced, f.ReplacedAt = true, old.Seq
 			}
-			if len(words) > 0 && holdsAll(old.Text, words) {
-				ledger[i].ReplacedAt = f.Seq
-				if f.Replaces == "" {
-					f.Replaces = old.Text
-				}
-			}
-			if old.Kind == kv.FactPlan && (latestPlan < 0 || old.Seq >= ledger[latestPlan].Seq) {
-				latestPlan = i
+			continue
+		}
+		if len(words) > 0 && holdsAll(old.Text, words) {
+			ledger[i].Replaced, ledger[i].ReplacedAt = true, f.Seq
+			if f.Replaces == "" {
+				f.Replaces = old.Text
 			}
 		}
-		if f.Kind == kv.FactPlan && len(words) == 0 && latestPlan >= 0 {
-			ledger[latestPlan].ReplacedAt = f.Seq
-			f.Replaces = ledger[latestPlan].Text
+		if old.Kind == kv.FactPlan && (latestPlan < 0 || old.Seq >= ledger[latestPlan].Seq) {
+			latestPlan = i
 		}
+	}
+	if f.Kind == kv.FactPlan && len(words) == 0 && latestPlan >= 0 && planMarker.MatchString(f.Text) && !ledger[latestPlan].Replaced {
+		ledger[latestPlan].Replaced, ledger[latestPlan].ReplacedAt = true, f.Seq
+		f.Replaces = ledger[latestPlan].Text
 	}
 	return append(ledger, f)
 }
@@ -217,7 +238,7 @@ func boundLedger(ledger []kv.Fact) []kv.Fact {
 		f := ledger[i]
 		group, limit := "decision", maxLedgerDecisions
 		switch {
-		case f.ReplacedAt != 0:
+		case f.Replaced:
 			group, limit = "replaced", maxLedgerReplaced
 		case f.Kind == kv.FactConstraint:
 			group, limit = "constraint", maxLedgerConstraints
@@ -240,7 +261,7 @@ func boundLedger(ledger []kv.Fact) []kv.Fact {
 func InForce(ledger []kv.Fact, kinds ...string) []kv.Fact {
 	var out []kv.Fact
 	for _, f := range ledger {
-		if f.ReplacedAt == 0 && slices.Contains(kinds, f.Kind) {
+		if !f.Replaced && slices.Contains(kinds, f.Kind) {
 			out = append(out, f)
 		}
 	}
@@ -252,7 +273,7 @@ func InForce(ledger []kv.Fact, kinds ...string) []kv.Fact {
 func Superseded(ledger []kv.Fact) func(text string) bool {
 	replaced := map[string]bool{}
 	for _, f := range ledger {
-		if f.ReplacedAt != 0 {
+		if f.Replaced {
 			replaced[constraintKey(collapse(f.Text))] = true
 		}
 	}

@@ -64,6 +64,28 @@ func TestDetectFacts_User(t *testing.T) {
 		{"> never trust the cache", nil},
 		{`the log said "never retry after a 4xx"`, nil},
 		{"at ledger.(*Store).Compact(0xc000010000)", nil},
+		{"Error: you must specify a target", nil},
+		{"WARNING: never use this in production", nil},
+		{"TypeError: must be str, not int", nil},
+		{"FAIL: TestFoo must return nil", nil},
+		{"npm ERR! must not be empty", nil},
+		{"It's a bug in the parser, not the lexer.", nil},
+		{"It fails on Linux, not macOS.", nil},
+		{"Yes, not now.", nil},
+		{"Please switch to the feature branch.", nil},
+		{"Wait, do you see the error", nil},
+		{"Actually, use the other terminal.", nil},
+		{"Forget it, just run the tests.", nil},
+		{"Never mind.", nil},
+		{"The build must have broken after the merge.", nil},
+		{"I never saw this error before.", nil},
+		{"I always forget the flag.", nil},
+		{"keep going until the tests are passing", nil},
+		{"Agreed, that looks wrong.", nil},
+		// Prose that merely starts like a log line is still prose.
+		{"Error handling must stay in one place.", []string{"constraint: Error handling must stay in one place."}},
+		{"* Never touch vendor/", []string{"constraint: Never touch vendor/"}},
+		{"Agreed, the retry budget lives in the config.", []string{"decision: Agreed, the retry budget lives in the config."}},
 	}
 	for _, tt := range tests {
 		got := facts("user", tt.text)
@@ -87,6 +109,9 @@ func TestDetectFacts_Assistant(t *testing.T) {
 		{"I'll read the file first.", nil},
 		{"Let me run the tests.", nil},
 		{"The function uses a mutex instead of a channel.", nil},
+		{"I'll use grep to find the call sites.", nil},
+		{"I'll use the Edit tool to fix the typo.", nil},
+		{"I'll switch to the repo root and rerun the tests.", nil},
 	}
 	for _, tt := range tests {
 		got := facts("assistant", tt.text)
@@ -120,7 +145,7 @@ func ledger(texts ...string) []string {
 	var out []string
 	for _, f := range l {
 		s := fmt.Sprintf("%d %s %s", f.Seq, f.Kind, f.Text)
-		if f.ReplacedAt != 0 {
+		if f.Replaced {
 			s += fmt.Sprintf(" [replaced at %d]", f.ReplacedAt)
 		}
 		if f.Replaces != "" {
@@ -146,9 +171,15 @@ func TestLedger(t *testing.T) {
 		{"a change of plan naming nothing supersedes the previous one",
 			[]string{"Change of plan: the CLI first.", "Change of plan: the API first after all."},
 			[]string{"0 plan Change of plan: the CLI first. [replaced at 1]", "1 plan Change of plan: the API first after all. [replaces: Change of plan: the CLI first.]"}},
-		{"a restatement moves to its latest turn",
+		{"a restatement keeps its first turn",
 			[]string{"Never touch vendor/.", "fine", "never touch vendor/"},
-			[]string{"2 constraint Never touch vendor/."}},
+			[]string{"0 constraint Never touch vendor/."}},
+		{"a change within one turn supersedes what the same turn said first",
+			[]string{"We'll use Postgres from now on. Actually, let's switch from Postgres to SQLite."},
+			[]string{"0 decision We'll use Postgres from now on. [replaced at 0]", "0 plan Actually, let's switch from Postgres to SQLite. [replaces: We'll use Postgres from now on.]"}},
+		{"a change of plan naming nothing and saying nothing of itself supersedes nothing",
+			[]string{"Change of plan: the CLI first.", "Actually, let's do the API first."},
+			[]string{"0 plan Change of plan: the CLI first.", "1 plan Actually, let's do the API first."}},
 		{"constraints are never superseded by a decision",
 			[]string{"Never touch vendor/.", "We'll use the vendor/ copy instead of the module."},
 			[]string{"0 constraint Never touch vendor/.", "1 decision We'll use the vendor/ copy instead of the module."}},
@@ -172,9 +203,9 @@ func TestLedger_ReplacedTurn(t *testing.T) {
 	note(1, "switch from Postgres to SQLite. Never touch vendor/.")
 	var got []string
 	for _, f := range l {
-		got = append(got, fmt.Sprintf("%d %s %q %d", f.Seq, f.Kind, f.Text, f.ReplacedAt))
+		got = append(got, fmt.Sprintf("%d %s %q %v", f.Seq, f.Kind, f.Text, f.Replaced))
 	}
-	want := []string{`0 decision "We'll use Postgres from now on." 1`, `1 plan "switch from Postgres to SQLite." 0`, `1 constraint "Never touch vendor/." 0`}
+	want := []string{`0 decision "We'll use Postgres from now on." true`, `1 plan "switch from Postgres to SQLite." false`, `1 constraint "Never touch vendor/." false`}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
@@ -188,5 +219,61 @@ func TestLedger_Bounded(t *testing.T) {
 	}
 	if len(l) != 16 || l[0].Text != "Never touch dir84/." || l[15].Text != "Never touch dir99/." {
 		t.Errorf("got %d facts, %q … %q; want the newest 16", len(l), l[0].Text, l[len(l)-1].Text)
+	}
+}
+
+// A turn stored again stays superseded by the later turn that superseded it, and a restated
+// fact survives the restating turn being stored again (review findings).
+func TestLedger_StoredAgain(t *testing.T) {
+	note := func(l []kv.Fact, seq uint64, role, text string) []kv.Fact {
+		return inject.Ledger{}.Note(l, &kv.Turn{Seq: seq, Role: role, Text: text})
+	}
+	var l []kv.Fact
+	l = note(l, 3, "assistant", "I'll use Postgres for the store.")
+	l = note(l, 5, "user", "Use SQLite instead of Postgres.")
+	l = note(l, 3, "assistant", "I'll use Postgres for the store. Starting now.")
+	if inForce := inject.InForce(l, kv.FactDecision, kv.FactPlan); len(inForce) != 1 || !strings.Contains(inForce[0].Text, "SQLite") {
+		t.Errorf("after turn 3 is stored again, in force: %+v; want the SQLite decision alone", inForce)
+	}
+
+	l = nil
+	l = note(l, 3, "user", "Never touch vendor/.")
+	l = note(l, 7, "user", "never touch vendor/")
+	l = note(l, 7, "user", "never touch vendor/ unless the build breaks")
+	var got []string
+	for _, f := range inject.InForce(l, kv.FactConstraint) {
+		got = append(got, fmt.Sprintf("%d %s", f.Seq, f.Text))
+	}
+	if want := []string{"3 Never touch vendor/.", "7 never touch vendor/ unless the build breaks"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("constraints: %q, want %q", got, want)
+	}
+}
+
+// BenchmarkDetectFacts measures the ledger's work on one turn as ingest does it, under the
+// store's write lock: a 32 KB prompt of prose, one of the same size with a fact in every tenth
+// sentence, and an 8 KB reply.
+func BenchmarkDetectFacts(b *testing.B) {
+	prose := strings.Repeat("The parser reads each token and returns a node for the caller; the tests pass. ", 400)
+	var withFacts strings.Builder
+	for i := range 400 {
+		if i%10 == 0 {
+			withFacts.WriteString("Leave the vendored code alone. ")
+			continue
+		}
+		withFacts.WriteString("The parser reads each token and returns a node for the caller. ")
+	}
+	reply := strings.Repeat("I read parse.go and the tests; the lexer keeps its state in a struct. ", 110)
+	for _, c := range []struct{ name, role, text string }{
+		{"prompt=32KB", "user", prose},
+		{"prompt=32KB,facts", "user", withFacts.String()},
+		{"reply=8KB", "assistant", reply},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				inject.DetectFacts(c.role, c.text)
+			}
+		})
 	}
 }

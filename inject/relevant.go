@@ -27,20 +27,27 @@ const (
 
 const relevantHeading = "\n\n### Relevant to your task\n"
 
+// passageLine is one rendered passage and the turn it came from.
+type passageLine struct {
+	session string
+	turn    uint64
+	line    string
+}
+
 // passageLines renders the passages as "- [<From>, turn N, <role>] text" lines (", <role>" left
-// out when unknown; From "session <ID>" when empty), best first:
-// redacted, on one line, the text Head-cut to passageChars; those of a turn the transcript
-// section shows (the parent's turns whose Seq is in shown) and repeats of a text already listed
-// are left out, and at most MaxPassages are kept.
-func passageLines(ps []Passage, parentID string, shown map[uint64]bool) []string {
+// out when unknown; From "session <ID>" when empty), best first: redacted, on one line, the text
+// Head-cut to passageChars; repeats of a text already listed are left out, and at most max are
+// kept (≤ 0 or over MaxPassages: MaxPassages). Which of them the transcript section already
+// shows is decided once the block fits (inheritedSections.fit).
+func passageLines(ps []Passage, max int) []passageLine {
+	if max <= 0 || max > MaxPassages {
+		max = MaxPassages
+	}
 	seen := map[string]bool{}
-	var out []string
+	var out []passageLine
 	for _, p := range ps {
-		if len(out) == MaxPassages {
+		if len(out) == max {
 			break
-		}
-		if p.Session == parentID && shown[p.Turn] {
-			continue
 		}
 		text := oneLine(p.Text, passageChars)
 		key := strings.ToLower(strings.Trim(text, "… "))
@@ -56,7 +63,7 @@ func passageLines(ps []Passage, parentID string, shown map[uint64]bool) []string
 		if role := oneLine(p.Role, fromChars); role != "" {
 			label += ", " + role
 		}
-		out = append(out, "- ["+label+"] "+text)
+		out = append(out, passageLine{session: p.Session, turn: p.Turn, line: "- [" + label + "] " + text})
 	}
 	return out
 }

@@ -138,11 +138,15 @@ func (x *IndexReader) SessionPostings(ctx context.Context, term string, ids []st
 				return err
 			}
 		}
+		// Checked per session: the next SeekGE clears the iterator's error.
+		if err := it.Error(); err != nil {
+			return fmt.Errorf("read postings of %q in session %s: %w", term, id, err)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
-	return it.Error()
+	return nil
 }
 
 // emitPosting decodes the posting it is at and calls fn with it.

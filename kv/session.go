@@ -167,8 +167,8 @@ type Fact struct {
 	Role string `json:"r"` // "user" or "assistant"
 	// Replaces is the text of the fact this one superseded, when it superseded one.
 	Replaces string `json:"rp,omitempty"`
-	// ReplacedAt, on a superseded fact, is the Seq of the turn that superseded it; 0 while it
-	// holds.
+	// Replaced says a later fact superseded this one, in turn ReplacedAt.
+	Replaced   bool   `json:"rd,omitempty"`
 	ReplacedAt uint64 `json:"ra,omitempty"`
 }
 

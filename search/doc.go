@@ -39,7 +39,8 @@
 // MaxClauses words. Hits are ranked by BM25 (k1 1.2, b 0.75) over the whole scope: each term's
 // document frequency and the turns' average length come from every indexed turn, whatever the
 // filters, except that a search confined to some sessions (Options.Sessions: a family) counts
-// document frequencies over those sessions' turns, the only postings it reads; a prefix's terms
+// document frequencies over those sessions' turns, the only postings it reads (the number of
+// turns and their average length stay the scope's); a prefix's terms
 // each count as a term of their own; clauses and matching OR alternatives add up. Equal scores
 // go by session, then Seq.
 //
