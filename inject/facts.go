@@ -72,6 +72,9 @@ func DetectFacts(role, text string) []kv.Fact {
 		return nil
 	}
 	text, _ = clipHead(clean(text), limit)
+	if !hasTrigger(role, strings.ToLower(text)) {
+		return nil // most turns: no phrase can match anywhere
+	}
 	text = Redact(stripFences(text))
 	var out []kv.Fact
 	for _, line := range strings.Split(text, "\n") {
@@ -81,7 +84,7 @@ func DetectFacts(role, text string) []kv.Fact {
 		line = listMarker.ReplaceAllString(strings.TrimSpace(line), "")
 		for _, s := range sentences(line) {
 			lower := strings.ToLower(s)
-			if !hasTrigger(lower) {
+			if !hasTrigger(role, lower) {
 				continue // most sentences: no phrase can match
 			}
 			s = collapse(s)
@@ -104,7 +107,7 @@ func classify(role, s string) string {
 		s = quoted.ReplaceAllString(s, `""`) // a phrase only inside quotes is reported speech
 	}
 	m := strings.ToLower(s)
-	if !hasTrigger(m) {
+	if !hasTrigger(role, m) {
 		return ""
 	}
 	if role == "assistant" {

@@ -97,14 +97,15 @@ var (
 // transcript). A phrase added to the corpus adds its trigger here; TestTriggers checks the
 // examples.
 var triggers = []string{
-	"must", "never", "always", "avoid", "do not", "don", "only use", "should", "shall not",
-	"may not", "allowed", "forbidden", "off", "under no", "make sure", "read-only", "read only",
+	"must", "never", "always", "avoid", "do not", "don't", "don’t", "dont", "only use", "should",
+	"shall not", "may not", "allowed", "forbidden", "off limits", "off-limits", "hands off",
+	"under no", "make sure", "read-only", "read only",
 	"no new", "keep", "leave", "stay", "remain", "compatib", "preserve", "maintain",
 	"we'll", "we’ll", "we will", "we're going", "we’re going", "we are going", "let's", "let’s",
 	"i'll", "i’ll", "i will", "i'm going", "i’m going", "i am going", "from now on",
 	"agreed", "decided", "decision", "settled", "verdict", "conclusion", "chose", "chosen",
 	"picked", "go with", "going with", "went with", "gone with", "stick with", "instead",
-	", not", "change", "plan", "scratch", "scrap", "pivot", "actually", "forget", "switch",
+	", not", "change", "new plan", "plan:", "scratch", "scrap", "pivot", "actually", "forget", "switch",
 	"longer", "dropping", "abandoning", "ditching", "replacing", "moving off", "rather",
 }
 
@@ -115,12 +116,49 @@ func notProse(line string) bool {
 	return notProseStart.MatchString(head) || codeStart.MatchString(head) && codeEnd.MatchString(tail) || stmtEnd.MatchString(tail)
 }
 
-// hasTrigger reports whether lower (a sentence in lower case) holds one of the triggers.
-func hasTrigger(lower string) bool {
-	for _, t := range triggers {
-		if strings.Contains(lower, t) {
-			return true
+// triggerSet is a list of triggers indexed by first byte, for a one-pass scan.
+type triggerSet [256][]string
+
+func newTriggerSet(list []string) *triggerSet {
+	var ts triggerSet
+	for _, t := range list {
+		ts[t[0]] = append(ts[t[0]], t)
+	}
+	return &ts
+}
+
+var (
+	userTriggers = newTriggerSet(triggers)
+	// assistantTriggers are what assistantVoice needs: an assistant's sentence without one
+	// states no fact.
+	assistantTriggers = newTriggerSet([]string{
+		"i'll", "i’ll", "i will", "i'm going", "i’m going", "i am going", "i decided", "i've decided",
+		"i’ve decided", "i chose", "i went with", "we'll", "we’ll", "let's", "let’s", "decision", "plan",
+	})
+)
+
+// in reports whether lower (text in lower case) holds one of the triggers, starting a word (a
+// trigger that starts with a letter), in one pass over it.
+func (ts *triggerSet) in(lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		list := ts[lower[i]]
+		if list == nil || i > 0 && (isWordByte(lower[i-1]) || lower[i-1] >= 0x80) && isWordByte(lower[i]) {
+			continue
+		}
+		for _, t := range list {
+			if strings.HasPrefix(lower[i:], t) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// hasTrigger reports whether lower, said by role, holds a trigger of the phrases role's
+// sentences may state.
+func hasTrigger(role, lower string) bool {
+	if role == "assistant" {
+		return assistantTriggers.in(lower)
+	}
+	return userTriggers.in(lower)
 }
