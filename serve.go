@@ -153,7 +153,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}()
 	m.Store = kv.NewStore(cfg.DataDir)
 	m.Store.Index = search.Analyzer{}
-	m.Store.Facts = inject.Ledger{}
+	m.Store.Ledger = inject.Ledger{}
 	if err := m.Store.Open(); err != nil {
 		m.Store = nil
 		return fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)

@@ -277,7 +277,7 @@ func mustOpenStore(tb testing.TB, dir string) *kv.Store {
 	tb.Helper()
 	store := kv.NewStore(dir)
 	store.Index = search.Analyzer{}
-	store.Facts = inject.Ledger{}
+	store.Ledger = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		window = 0
 	}
 	view, err := e.Store.View(ctx, scope, sessionID, kv.ViewOptions{
-		Tail: kv.TailWindow{MinTurns: window, MaxTurns: window}, Checkpoint: true,
+		Tail: kv.TailWindow{MinTurns: window, MaxTurns: window}, Checkpoint: true, Facts: true,
 	})
 	if err != nil {
 		return kv.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", sessionID, err)
@@ -114,6 +114,7 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 		Runs:        runs,
 		Decisions:   append(append([]string(nil), sess.Decisions...), in.extra...),
 		Constraints: sess.Constraints,
+		Facts:       view.Facts,
 		Summary:     in.summary,
 		NextSteps:   in.nextSteps,
 		Previous:    prev,

@@ -54,12 +54,12 @@ func TestFacts_Inherited(t *testing.T) {
 		t.Errorf("decisions:\n%s\nwant\n%s", decisions, want)
 	}
 
-	sess, err := e.Store.GetSession(t.Context(), "default", "P")
+	facts, err := e.Store.Facts(t.Context(), "default", "P")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sess.Facts) != 4 {
-		t.Errorf("the parent's ledger: %+v, want 4 facts", sess.Facts)
+	if len(facts) != 4 {
+		t.Errorf("the parent's ledger: %+v, want 4 facts", facts)
 	}
 	cp, err := e.Store.LatestCheckpoint(t.Context(), "default", "P")
 	if err != nil {

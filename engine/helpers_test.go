@@ -24,7 +24,7 @@ func openEngine(t testing.TB, tr cct.Tree, configure func(*engine.Engine)) *engi
 	t.Helper()
 	store := kv.NewStore(t.TempDir())
 	store.Index = search.Analyzer{}
-	store.Facts = inject.Ledger{}
+	store.Ledger = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -52,15 +52,16 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 		}
 		turns = again.Tail
 	}
-	return e.inheritedBlock(ctx, in.Session, w.Cut(turns), view.Checkpoint, child), nil
+	return e.inheritedBlock(ctx, in.Session, view.Facts, w.Cut(turns), view.Checkpoint, child), nil
 }
 
-// inheritedBlock renders the block from the parent, its tail window and its latest checkpoint:
+// inheritedBlock renders the block from the parent, its facts ledger, its tail window and its
+// latest checkpoint:
 // the checkpoint's digest without its objective (the block's own line) and its open runs (the
 // starting child is one of them, not yet told apart from its siblings); and from child, the
 // spawn packet (see packet) and the passages of the parent's family relevant to its task (see
 // relevant; a failed search leaves them out, logged).
-func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
+func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []kv.Fact, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
 	if e.Config.TailChars == 0 {
 		tail = nil // configured off: constraints still come from the objective
 	}
@@ -75,7 +76,7 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, tail []k
 	if cp != nil {
 		d = cp.Digest
 	}
-	constraints, decisions, rest := inject.Stated(parent, d)
+	constraints, decisions, rest := inject.Stated(parent, facts, d)
 	var digest string
 	if cp != nil {
 		rest.Objective, rest.OpenRuns = "", nil

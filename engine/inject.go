@@ -104,7 +104,7 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	if child.Depth == 0 {
 		child.Depth = view.Session.Depth + 1
 	}
-	return e.inheritedBlock(ctx, view.Session, e.tailWindow().Cut(view.Tail), view.Checkpoint, child), nil
+	return e.inheritedBlock(ctx, view.Session, view.Facts, e.tailWindow().Cut(view.Tail), view.Checkpoint, child), nil
 }
 
 // compactingContext writes a pre-compaction checkpoint of a known session and returns its

@@ -166,7 +166,7 @@ func (e *Engine) parentView(ctx context.Context, scope, parentID string) (kv.Vie
 	if e.Config.SpawnRecordWait > 0 {
 		e.checkpoints.wait(ctx, lockKey(scope, parentID), e.Config.SpawnRecordWait)
 	}
-	return e.Store.View(ctx, scope, parentID, kv.ViewOptions{Tail: e.tailWindow(), Checkpoint: true})
+	return e.Store.View(ctx, scope, parentID, kv.ViewOptions{Tail: e.tailWindow(), Checkpoint: true, Facts: true})
 }
 
 // applyRun sets what a sub-agent session takes from the spawn it was paired with: its parent,

@@ -162,7 +162,7 @@ func openEngineAt(t *testing.T, dir string, tr cct.Tree, configure func(*engine.
 	t.Helper()
 	store := kv.NewStore(dir)
 	store.Index = search.Analyzer{}
-	store.Facts = inject.Ledger{}
+	store.Ledger = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ type DigestInput struct {
 	Runs        []kv.Run   // sub-agent runs the session spawned, any order
 	Decisions   []string   // stated explicitly (API/MCP), oldest first
 	Constraints []string   // stated explicitly (API/MCP), oldest first
+	Facts       []kv.Fact  // the session's facts ledger (kv.FactFinder), oldest first
 	// Summary and NextSteps are the agent's own account of where the session stands and what
 	// comes next (session_digest). Empty both: Previous's carry forward, as one unit.
 	Summary   string
@@ -66,7 +67,7 @@ type DigestInput struct {
 //     its start (two thirds of the room) and its end, joined by " […] ", so an instruction
 //     before or after a pasted log survives.
 //   - Decisions: Previous.Decisions, then in.Decisions, then the decisions and changes of plan
-//     of the session's facts ledger (in.Session.Facts) still in force, marked Inferred;
+//     of the session's facts ledger (in.Facts) still in force, marked Inferred;
 //     deduplicated ignoring case and trailing punctuation (a restatement counts at its latest
 //     place), the 12 most recent, oldest first. Previous's inferred ones that the ledger has seen
 //     superseded are dropped.
@@ -110,8 +111,8 @@ func BuildDigest(in DigestInput) kv.Digest {
 	d := kv.Digest{Objective: objective}
 	d.Summary, d.NextSteps = buildSummary(in.Summary, in.NextSteps, prev)
 	d.Prompts = buildPrompts(prev.Prompts, userTexts, objective)
-	d.Decisions = buildDecisions(prev.Decisions, in.Decisions, in.Session.Facts)
-	d.Constraints = buildConstraints(prev.Constraints, in.Constraints, objectiveRaw, userTexts, in.Session.Facts)
+	d.Decisions = buildDecisions(prev.Decisions, in.Decisions, in.Facts)
+	d.Constraints = buildConstraints(prev.Constraints, in.Constraints, objectiveRaw, userTexts, in.Facts)
 	d.Files = buildFiles(in.Session.Files, turns, prev.Files)
 	d.LastAssistant = oneLine(prev.LastAssistant, replyChars)
 	for i := len(turns) - 1; i >= 0; i-- {

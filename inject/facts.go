@@ -30,12 +30,14 @@ type Ledger struct{}
 
 var _ kv.FactFinder = Ledger{}
 
-// Note returns ledger with what t states. A turn replaced in place (a streamed message that
+// Detect returns what t states (DetectFacts).
+func (Ledger) Detect(t *kv.Turn) []kv.Fact { return DetectFacts(t.Role, t.Text) }
+
+// Note returns ledger with what t states (found, from Detect). A turn replaced in place (a streamed message that
 // grew) first takes back what it stated before, and what it had superseded holds again until
 // its new text supersedes it anew; a fact of t that a later turn supersedes stays superseded.
-func (Ledger) Note(ledger []kv.Fact, t *kv.Turn) []kv.Fact {
+func (Ledger) Note(ledger []kv.Fact, t *kv.Turn, found []kv.Fact) []kv.Fact {
 	restated := slices.ContainsFunc(ledger, func(f kv.Fact) bool { return f.Seq == t.Seq || f.Replaced && f.ReplacedAt == t.Seq })
-	found := DetectFacts(t.Role, t.Text)
 	if len(found) == 0 && !restated {
 		return ledger
 	}
@@ -283,22 +285,22 @@ func Superseded(ledger []kv.Fact) func(text string) bool {
 	return func(text string) bool { return replaced[constraintKey(collapse(text))] }
 }
 
-// Stated gathers what the inherited block says once, in sections of its own, from the parent
-// and the digest d of its latest checkpoint (zero when it has none): the constraints (the
+// Stated gathers what the inherited block says once, in sections of its own, from the parent,
+// its facts ledger and the digest d of its latest checkpoint (zero when it has none): the constraints (the
 // explicit ones, the ledger's newest in force, the checkpoint's, which carry what was stated
 // before the ledger began) and the decisions and changes of plan (the checkpoint's not
 // superseded since, the explicit ones, the ledger's in force, oldest first); and d without
 // either, for the digest section.
-func Stated(parent kv.Session, d kv.Digest) (constraints []string, decisions []kv.Fact, rest kv.Digest) {
+func Stated(parent kv.Session, facts []kv.Fact, d kv.Digest) (constraints []string, decisions []kv.Fact, rest kv.Digest) {
 	constraints = append(constraints, parent.Constraints...)
-	ledger := InForce(parent.Facts, kv.FactConstraint)
+	ledger := InForce(facts, kv.FactConstraint)
 	for _, f := range ledger[max(0, len(ledger)-MaxConstraints):] {
 		constraints = append(constraints, f.Text)
 	}
 	for _, c := range d.Constraints {
 		constraints = append(constraints, c.Text)
 	}
-	superseded := Superseded(parent.Facts)
+	superseded := Superseded(facts)
 	for _, c := range d.Decisions {
 		if !superseded(c.Text) { // a checkpoint older than the change that superseded it
 			decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: c.Text})
@@ -307,7 +309,7 @@ func Stated(parent kv.Session, d kv.Digest) (constraints []string, decisions []k
 	for _, text := range parent.Decisions {
 		decisions = append(decisions, kv.Fact{Kind: kv.FactDecision, Text: text})
 	}
-	decisions = append(decisions, InForce(parent.Facts, kv.FactDecision, kv.FactPlan)...)
+	decisions = append(decisions, InForce(facts, kv.FactDecision, kv.FactPlan)...)
 	d.Constraints, d.Decisions = nil, nil
 	return constraints, decisions, d
 }

@@ -140,7 +140,7 @@ func ledger(texts ...string) []string {
 		if rest, ok := strings.CutPrefix(text, "A:"); ok {
 			role, text = "assistant", rest
 		}
-		l = inject.Ledger{}.Note(l, &kv.Turn{Seq: uint64(i), Role: role, Text: text})
+		l = noteTurn(l, &kv.Turn{Seq: uint64(i), Role: role, Text: text})
 	}
 	var out []string
 	for _, f := range l {
@@ -196,7 +196,7 @@ func TestLedger(t *testing.T) {
 func TestLedger_ReplacedTurn(t *testing.T) {
 	var l []kv.Fact
 	note := func(seq uint64, text string) {
-		l = inject.Ledger{}.Note(l, &kv.Turn{Seq: seq, Role: "user", Text: text})
+		l = noteTurn(l, &kv.Turn{Seq: seq, Role: "user", Text: text})
 	}
 	note(0, "We'll use Postgres from now on.")
 	note(1, "switch from Postgres to SQL")
@@ -215,7 +215,7 @@ func TestLedger_ReplacedTurn(t *testing.T) {
 func TestLedger_Bounded(t *testing.T) {
 	var l []kv.Fact
 	for i := range 100 {
-		l = inject.Ledger{}.Note(l, &kv.Turn{Seq: uint64(i), Role: "user", Text: fmt.Sprintf("Never touch dir%d/.", i)})
+		l = noteTurn(l, &kv.Turn{Seq: uint64(i), Role: "user", Text: fmt.Sprintf("Never touch dir%d/.", i)})
 	}
 	if len(l) != 16 || l[0].Text != "Never touch dir84/." || l[15].Text != "Never touch dir99/." {
 		t.Errorf("got %d facts, %q … %q; want the newest 16", len(l), l[0].Text, l[len(l)-1].Text)
@@ -226,7 +226,7 @@ func TestLedger_Bounded(t *testing.T) {
 // fact survives the restating turn being stored again (review findings).
 func TestLedger_StoredAgain(t *testing.T) {
 	note := func(l []kv.Fact, seq uint64, role, text string) []kv.Fact {
-		return inject.Ledger{}.Note(l, &kv.Turn{Seq: seq, Role: role, Text: text})
+		return noteTurn(l, &kv.Turn{Seq: seq, Role: role, Text: text})
 	}
 	var l []kv.Fact
 	l = note(l, 3, "assistant", "I'll use Postgres for the store.")
@@ -276,4 +276,9 @@ func BenchmarkDetectFacts(b *testing.B) {
 			}
 		})
 	}
+}
+
+// noteTurn is what the store does with one stored turn: Detect, then Note.
+func noteTurn(ledger []kv.Fact, t *kv.Turn) []kv.Fact {
+	return inject.Ledger{}.Note(ledger, t, inject.Ledger{}.Detect(t))
 }

@@ -219,6 +219,7 @@ type plantedBlocks struct {
 // plantedChain is a transcript's session record and latest periodic checkpoint at its end.
 type plantedChain struct {
 	sess     kv.Session
+	facts    []kv.Fact // the session's facts ledger, as the store keeps it with inject.Ledger
 	periodic kv.Digest
 }
 
@@ -232,12 +233,12 @@ func chainPlanted(s plantedSession) plantedChain {
 	prompts := 0
 	for i, t := range s.turns {
 		c.sess.Files = touchFiles(c.sess.Files, t.Files)
-		c.sess.Facts = inject.Ledger{}.Note(c.sess.Facts, &t)
+		c.facts = noteTurn(c.facts, &t)
 		if t.Role != "user" {
 			continue
 		}
 		if prompts++; prompts%checkpointEvery == 0 {
-			c.periodic = inject.BuildDigest(inject.DigestInput{Session: c.sess, Turns: lastTurns(s.turns, i+1, digestWindow), Previous: c.periodic})
+			c.periodic = inject.BuildDigest(inject.DigestInput{Session: c.sess, Facts: c.facts, Turns: lastTurns(s.turns, i+1, digestWindow), Previous: c.periodic})
 		}
 	}
 	return c
@@ -254,8 +255,8 @@ func lastTurns(turns []kv.Turn, end, n int) []kv.Turn { return turns[max(0, end-
 func buildPlanted(s plantedSession, c plantedChain) plantedBlocks {
 	var b plantedBlocks
 	b.inherited, b.reinforcement = realPath(s, c)
-	b.stored = inheritedPlanted(s, c.sess, c.periodic)
-	single := inject.BuildDigest(inject.DigestInput{Session: c.sess, Turns: lastTurns(s.turns, len(s.turns), digestWindow)})
+	b.stored = inheritedPlanted(s, c.sess, c.facts, c.periodic)
+	single := inject.BuildDigest(inject.DigestInput{Session: c.sess, Facts: c.facts, Turns: lastTurns(s.turns, len(s.turns), digestWindow)})
 	one := kv.Checkpoint{Trigger: kv.TriggerPreCompaction, Digest: single}
 	b.noCarry = inject.ObjectiveBlock(inject.Reinforcement{Objective: c.sess.Objective, Checkpoint: &one}, inject.DefaultMaxChars)
 
@@ -270,9 +271,9 @@ func buildPlanted(s plantedSession, c plantedChain) plantedBlocks {
 // realPath builds what heirloom hands over at the end of s: the inherited block at a spawn and
 // the objective block after a compaction, each from a digest built then.
 func realPath(s plantedSession, c plantedChain) (inherited, reinforcement string) {
-	fresh := inject.BuildDigest(inject.DigestInput{Session: c.sess, Turns: lastTurns(s.turns, len(s.turns), digestWindow), Previous: c.periodic})
+	fresh := inject.BuildDigest(inject.DigestInput{Session: c.sess, Facts: c.facts, Turns: lastTurns(s.turns, len(s.turns), digestWindow), Previous: c.periodic})
 	pre := kv.Checkpoint{Trigger: kv.TriggerPreCompaction, Digest: fresh}
-	return inheritedPlanted(s, c.sess, fresh),
+	return inheritedPlanted(s, c.sess, c.facts, fresh),
 		inject.ObjectiveBlock(inject.Reinforcement{Objective: c.sess.Objective, Checkpoint: &pre}, inject.DefaultMaxChars)
 }
 
@@ -283,7 +284,7 @@ const plantedTask = "Find every caller of the exporter in internal/export/export
 // (rendered without its objective: the block has its own Objective line), under the reply cap:
 // with the pointer to session_search (engine.SearchTool) and the spawn packet of a sub-agent at
 // depth 1 of the default spawn.max_depth (3), whose task is plantedTask.
-func inheritedPlanted(s plantedSession, sess kv.Session, d kv.Digest) string {
+func inheritedPlanted(s plantedSession, sess kv.Session, facts []kv.Fact, d kv.Digest) string {
 	tail := kv.TailWindow{MinTurns: tailTurnsFirst, MaxTurns: digestWindow, TextBytes: 2 * inject.DefaultTailChars}.Cut(s.turns)
 	prompts := []string{sess.Objective}
 	for _, t := range tail {
@@ -291,7 +292,7 @@ func inheritedPlanted(s plantedSession, sess kv.Session, d kv.Digest) string {
 			prompts = append(prompts, t.Text)
 		}
 	}
-	constraints, decisions, rest := inject.Stated(sess, d)
+	constraints, decisions, rest := inject.Stated(sess, facts, d)
 	rest.Objective = ""
 	return inject.Join(inject.DefaultMaxChars, inject.InheritedBlock(inject.Inherited{
 		Parent:      sess,

@@ -37,7 +37,6 @@ type sessionValue struct {
 	Prompts               int       `json:"prompts,omitempty"`
 	Decisions             []string  `json:"decisions,omitempty"`
 	Constraints           []string  `json:"constraints,omitempty"`
-	Facts                 []Fact    `json:"facts,omitempty"`
 	LastCheckpointPrompts int       `json:"last_checkpoint_prompts,omitempty"`
 	LastCheckpointAt      time.Time `json:"last_checkpoint_at,omitzero"`
 	ReinforcedEpoch       int       `json:"reinforced_epoch,omitempty"`
@@ -76,7 +75,7 @@ func encodeSession(s *Session) ([]byte, error) {
 		Compactions: s.Compactions,
 		CompactedAt: s.CompactedAt,
 
-		Prompts: s.Prompts, Decisions: s.Decisions, Constraints: s.Constraints, Facts: s.Facts,
+		Prompts: s.Prompts, Decisions: s.Decisions, Constraints: s.Constraints,
 		LastCheckpointPrompts: s.LastCheckpointPrompts, LastCheckpointAt: s.LastCheckpointAt,
 		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone,
 		CompactionCheckpoint: s.CompactionCheckpoint,
@@ -106,7 +105,6 @@ func decodeSession(b []byte) (Session, error) {
 		CompactedAt: v.CompactedAt,
 
 		Prompts: v.Prompts, Decisions: nilIfEmpty(v.Decisions), Constraints: nilIfEmpty(v.Constraints),
-		Facts:                 nilIfEmpty(v.Facts),
 		LastCheckpointPrompts: v.LastCheckpointPrompts, LastCheckpointAt: v.LastCheckpointAt,
 		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone,
 		CompactionCheckpoint: v.CompactionCheckpoint,

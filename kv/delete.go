@@ -14,9 +14,10 @@ type Deleted struct {
 	Checkpoints int
 }
 
-// DeleteSession removes the session (scope, id) with its turns, their search postings and its
-// checkpoints, in one synced batch: for a user who pasted a secret. Its sub-agents stay (their
-// ParentID then names no stored session), and so do the runs it asked for or was spawned by. It
+// DeleteSession removes the session (scope, id) with its turns, their search postings, its facts
+// ledger and its checkpoints, in one synced batch: for a user who pasted a secret. Its sub-agents
+// stay (their ParentID then names no stored session), and so do the runs it asked for or was
+// spawned by. It
 // returns an error wrapping ErrNotFound when the session is not stored.
 func (s *Store) DeleteSession(ctx context.Context, scope, id string) (Deleted, error) {
 	if err := checkRef(scope, id); err != nil {
@@ -95,6 +96,9 @@ func (s *Store) deleteSession(ctx context.Context, db *pebble.DB, scope, id stri
 	}
 	d.Checkpoints = len(cps)
 
+	if err := b.Delete(factsKey(scope, id), nil); err != nil {
+		return Deleted{}, err
+	}
 	if err := b.Delete(sessionKey(scope, id), nil); err != nil {
 		return Deleted{}, err
 	}

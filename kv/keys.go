@@ -42,6 +42,8 @@ const (
 
 	prefixPosting    byte = 'x' // x <scope> 0 <term> 0 <session> 0 <seq>: a search posting
 	prefixIndexStats byte = 'y' // y <scope>: the scope's search index figures (docs, terms, stamp)
+
+	prefixFacts byte = 'f' // f <scope> 0 <id>: a session's facts ledger
 )
 
 // sep separates variable-length key components.

@@ -53,10 +53,6 @@ type Session struct {
 	// MaxStatements each.
 	Decisions   []string
 	Constraints []string
-	// Facts is the session's facts ledger: the constraints, decisions and changes of plan its
-	// turns state, each with the turn it came from, kept as turns are stored (Store.Facts).
-	// Store-owned, like TurnCount: writers of the session leave it as read.
-	Facts []Fact
 	// LastCheckpointPrompts and LastCheckpointAt are Prompts and the time when the session's
 	// latest checkpoint was written; zero before the first. They decide the next periodic one.
 	LastCheckpointPrompts int
@@ -172,18 +168,14 @@ type Fact struct {
 	ReplacedAt uint64 `json:"ra,omitempty"`
 }
 
-// FactFinder keeps a session's facts ledger as its turns are stored: given the ledger so far
-// and one turn as stored (new, or replaced in place with its Seq), it returns the new ledger,
-// bounded. The finding is the caller's business (package inject), as a search index's analysis
-// is; the store keeps the ledger in the session record, in the batch that stores the turn.
+// FactFinder keeps a session's facts ledger as its turns are stored. The finding is the caller's
+// business (package inject), as a search index's analysis is; the store keeps the ledger, a
+// record of its own beside the session's, in the batch that stores the turns, and reads it only
+// when a turn states something or a stored turn is stored again.
 type FactFinder interface {
-	Note(ledger []Fact, t *Turn) []Fact
-}
-
-// noteFacts brings the ledger up to date with t, when the store keeps one.
-func (s *Session) noteFacts(f FactFinder, t *Turn) {
-	if f == nil || t.Unindexed {
-		return
-	}
-	s.Facts = f.Note(s.Facts, t)
+	// Detect returns what t states, without Seq; cheap when it states nothing.
+	Detect(t *Turn) []Fact
+	// Note returns ledger with t (stored new, or again in place, with its Seq) and found, what
+	// Detect found in it.
+	Note(ledger []Fact, t *Turn, found []Fact) []Fact
 }

@@ -18,9 +18,8 @@ import (
 //     so a stale copy can never make two turns share a Seq.
 //   - Prompts: kept from the stored record (0 for a new session); AppendTurns and UpsertTurns
 //     count each user turn they append (a record stored again is not counted twice).
-//   - Files and Facts: kept from the stored record (none for a new session); AppendTurns and
-//     UpsertTurns keep them as turns are stored (the files touched; the facts ledger, with
-//     Store.Facts).
+//   - Files: kept from the stored record (none for a new session); AppendTurns and UpsertTurns
+//     keep it as turns are stored.
 //
 // Every other field, Transcript included, is the caller's and is written as given.
 

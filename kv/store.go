@@ -69,9 +69,9 @@ type Store struct {
 	// gets its postings in the batch that stores it. Set it before Open. When the store's index
 	// was built under another version, or not at all, Open marks it due and Reindex builds it.
 	Index Indexer
-	// Facts, when non-nil, keeps each session's facts ledger (Session.Facts) as its turns are
-	// stored, in the same batch. Set it before Open.
-	Facts FactFinder
+	// Ledger, when non-nil, keeps each session's facts ledger (a record of its own, read with
+	// Store.Facts or a View) as its turns are stored, in the same batch. Set it before Open.
+	Ledger FactFinder
 
 	counts counters     // see Stats
 	life   sync.RWMutex // read-held by every call while it runs; held by Open and Close

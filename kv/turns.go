@@ -105,6 +105,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 	defer b.Close()
 	now := s.now()
 	ix := s.indexWriter(r, b, scope, now)
+	facts := factsWriter{f: s.Ledger, r: r, scope: scope, id: id}
 
 	// The last version of a record within turns wins when replacing; the first when skipping.
 	if replace {
@@ -137,7 +138,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 					return Appended{}, 0, err
 				}
 				sess.touchFiles(t.Files)
-				sess.noteFacts(s.Facts, &t)
+				if err := facts.note(&t, true); err != nil {
+					return Appended{}, 0, err
+				}
 				replaced++
 				continue
 			}
@@ -161,7 +164,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 			}
 		}
 		sess.touchFiles(t.Files)
-		sess.noteFacts(s.Facts, &t)
+		if err := facts.note(&t, false); err != nil {
+			return Appended{}, 0, err
+		}
 		sess.TurnCount++
 		if t.Role == "user" {
 			sess.Prompts++
@@ -175,6 +180,9 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 		return Appended{}, 0, err
 	}
 	if err := ix.flush(); err != nil {
+		return Appended{}, 0, err
+	}
+	if err := facts.flush(b); err != nil {
 		return Appended{}, 0, err
 	}
 	if err := s.commit(b); err != nil {

@@ -131,7 +131,6 @@ func (tx *Tx) putSession(sess *Session, old Session, exists bool) error {
 		sess.TurnCount = old.TurnCount
 		sess.Prompts = old.Prompts
 		sess.Files = old.Files
-		sess.Facts = old.Facts
 	} else {
 		if sess.CreatedAt.IsZero() {
 			sess.CreatedAt = tx.now
@@ -140,7 +139,6 @@ func (tx *Tx) putSession(sess *Session, old Session, exists bool) error {
 		sess.TurnCount = 0
 		sess.Prompts = 0
 		sess.Files = nil
-		sess.Facts = nil
 	}
 	if err := tx.s.fault("write session"); err != nil {
 		return err

@@ -63,6 +63,7 @@ func textOf(turns []Turn) int {
 type ViewOptions struct {
 	Tail       TailWindow // which of the newest turns to read
 	Checkpoint bool       // also read the session's latest checkpoint
+	Facts      bool       // also read the session's facts ledger
 }
 
 // View is one consistent read of a session: the session, its newest turns and its latest
@@ -73,6 +74,8 @@ type View struct {
 	Tail []Turn
 	// Checkpoint is the session's latest checkpoint; nil when it has none or none was asked for.
 	Checkpoint *Checkpoint
+	// Facts is the session's facts ledger, when asked for.
+	Facts []Fact
 }
 
 // View reads session (scope, id) with what o asks for, from one snapshot. The cost is one
@@ -110,6 +113,11 @@ func readView(ctx context.Context, r pebble.Reader, scope, id string, o ViewOpti
 	v.Session = sess
 	if o.Tail.MaxTurns > 0 && sess.TurnCount > 0 {
 		if v.Tail, err = readTail(ctx, r, scope, id, o.Tail); err != nil {
+			return View{}, err
+		}
+	}
+	if o.Facts {
+		if v.Facts, err = getFacts(r, scope, id); err != nil {
 			return View{}, err
 		}
 	}

@@ -43,7 +43,7 @@ func openServer(tb testing.TB, dir string, configure func(*proxy.Server)) (s *pr
 	tb.Helper()
 	store := kv.NewStore(dir)
 	store.Index = search.Analyzer{}
-	store.Facts = inject.Ledger{}
+	store.Ledger = inject.Ledger{}
 	if err := store.Open(); err != nil {
 		tb.Fatal(err)
 	}
