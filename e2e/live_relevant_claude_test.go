@@ -67,6 +67,9 @@ func TestLiveRelevantPassages(t *testing.T) {
 	if !strings.Contains(relevant, "FINDING-"+m+": the ledger watermark goes backwards") {
 		t.Errorf("the finding is not under \"Relevant to your task\":\n%s", block)
 	}
+	if strings.Contains(relevant, "CHILD-TASK") || strings.Contains(relevant, "FIRST-"+m) {
+		t.Errorf("a passage repeats the task (the spawning call) or the objective:\n%s", relevant)
+	}
 	if !strings.Contains(relevant, "[parent, turn ") || !strings.Contains(relevant, ", assistant] ") {
 		t.Errorf("the passage is not attributed to the parent's reply:\n%s", relevant)
 	}

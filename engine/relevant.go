@@ -46,12 +46,17 @@ func (e *Engine) relevant(ctx context.Context, parent, child kv.Session) ([]inje
 	if err != nil {
 		return nil, err
 	}
-	task := taskWords(child.Objective)
+	task := tokens(child.Objective)
+	objective := strings.Join(tokens(parent.Objective), " ")
 	names := map[string]string{parent.ID: "parent"}
 	var out []inject.Passage
 	for _, h := range page.Hits {
-		if restates(h.Snippet, task) {
-			continue // the spawn's own prompt, or the task said again
+		words := tokens(h.Snippet)
+		if restates(words, task) {
+			continue // the spawn's own call (its prompt), or the task said again
+		}
+		if h.Doc.Session == parent.ID && len(words) > 0 && strings.Contains(objective, strings.Join(words, " ")) {
+			continue // the block's Objective line says it
 		}
 		from, ok := names[h.Doc.Session]
 		if !ok {
@@ -66,23 +71,43 @@ func (e *Engine) relevant(ctx context.Context, parent, child kv.Session) ([]inje
 	return out, nil
 }
 
-// taskWords are the base tokens of a task, as a set.
-func taskWords(task string) map[string]bool {
-	out := map[string]bool{}
-	search.Analyzer{}.Tokens(task, func(t string) { out[strings.Clone(t)] = true })
+// tokens are text's base tokens, in order.
+func tokens(text string) []string {
+	var out []string
+	search.Analyzer{}.Tokens(text, func(t string) { out = append(out, strings.Clone(t)) })
 	return out
 }
 
-// restates reports whether a passage is mostly the task's own words: four in five of its tokens
-// (of five at least) are the task's. Such a passage is the spawning call's prompt as the
-// parent's transcript recorded it, or the task said again: the child has it already.
-func restates(passage string, task map[string]bool) bool {
-	in, all := 0, 0
-	search.Analyzer{}.Tokens(passage, func(t string) {
-		all++
-		if task[t] {
-			in++
+// restates reports whether a passage (its tokens) only says the task again: four in five of its
+// tokens (of five at least) are the task's, or it holds eight of the task's tokens in a row, as
+// the spawning call's input does (the prompt among its other fields). The child has the task
+// already.
+func restates(passage, task []string) bool {
+	in := map[string]bool{}
+	for _, t := range task {
+		in[t] = true
+	}
+	n := 0
+	for _, t := range passage {
+		if in[t] {
+			n++
 		}
-	})
-	return all >= 5 && in*5 >= all*4
+	}
+	if len(passage) >= 5 && n*5 >= len(passage)*4 {
+		return true
+	}
+	const run = 8
+	if len(task) < run {
+		return false
+	}
+	seen := map[string]bool{}
+	for i := 0; i+run <= len(task); i++ {
+		seen[strings.Join(task[i:i+run], " ")] = true
+	}
+	for i := 0; i+run <= len(passage); i++ {
+		if seen[strings.Join(passage[i:i+run], " ")] {
+			return true
+		}
+	}
+	return false
 }

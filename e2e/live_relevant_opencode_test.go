@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heirloom-dev/heirloom/e2e/chatapi"
+)
+
+// TestLiveOpenCodeRelevantPassages runs the real `opencode serve` with heirloom's real plugin
+// and a real `heirloom serve` following it: the parent's first reply opens with a finding and
+// goes on for several kilobytes about something else, so the recent transcript shows only its
+// end; the parent's second prompt delegates a task about the finding through OpenCode's task
+// tool. The child's FIRST model request must carry the finding under "### Relevant to your
+// task", attributed to the parent's reply, while its task never names the finding's marker.
+func TestLiveOpenCodeRelevantPassages(t *testing.T) {
+	m := ocMarker(t)
+	finding := "FINDING-" + m + ": the ledger watermark goes backwards after a compaction when the segment index is empty."
+	filler := strings.Repeat("Meanwhile the CLI flags and their help text were tidied, one flag at a time. ", 80)
+	task := "CHILD-TASK: write a regression test for the ledger watermark going backwards after compaction."
+	l := newOCLive(t, ocSetup{Script: func(r chatapi.Request) (chatapi.Reply, bool) {
+		switch {
+		case r.IsSideRequest() || r.ParentSessionID() != "":
+			return chatapi.Reply{}, false
+		case strings.Contains(r.LastUserText(), "FIRST-"+m):
+			return chatapi.Text(finding + "\n\n" + filler), true
+		case strings.Contains(r.LastUserText(), "SECOND-"+m) && len(r.ToolResults()) == 0:
+			return chatapi.SpawnTask("regression test", task, "general"), true
+		}
+		return chatapi.Reply{}, false
+	}})
+	parent := l.newParent(t, "relevant passages")
+	if got := l.OC.Prompt(t, t.Context(), parent.ID, "FIRST-"+m+": look into the flaky ledger tests.").Text(); !strings.HasPrefix(got, "FINDING-"+m) {
+		t.Fatalf("the first reply is %.80q, want the finding", got)
+	}
+	if got := l.OC.Prompt(t, t.Context(), parent.ID, "SECOND-"+m+": have a helper write the regression test.").Text(); got != "PARENT-DONE" {
+		t.Fatalf("the second turn answered %q, want PARENT-DONE", got)
+	}
+	sp := l.spawnOf(t, parent.ID, "FINDING-"+m)
+	first := l.firstRequest(t, sp) // fails when the task itself holds the marker
+	block := ocInheritedBlock(first)
+	if block == "" {
+		t.Fatalf("the child's first request has no inherited block; requests:%s", ocRequestSummary(l.API.Requests()))
+	}
+	t.Logf("the block that reached the child:\n%s", block)
+	relevant := section(block, "### Relevant to your task")
+	if !strings.Contains(relevant, "FINDING-"+m+": the ledger watermark goes backwards") {
+		t.Errorf("the finding is not under \"Relevant to your task\":\n%s", block)
+	}
+	if strings.Contains(relevant, "CHILD-TASK") || strings.Contains(relevant, "FIRST-"+m) {
+		t.Errorf("a passage repeats the task (the spawning call) or the objective:\n%s", relevant)
+	}
+	if !strings.Contains(relevant, "[parent, turn ") || !strings.Contains(relevant, ", assistant] ") {
+		t.Errorf("the passage is not attributed to the parent's reply:\n%s", relevant)
+	}
+	if strings.Contains(section(block, "### Recent transcript"), "FINDING-"+m) {
+		t.Errorf("the recent transcript shows the finding: the reply was meant to push it out, the test proves nothing:\n%s", block)
+	}
+	ocAssertOffline(t, l.API)
+}
