@@ -124,7 +124,9 @@ type Inherited struct {
 // itself names them), then the transcript is Tail-cut further, then the digest is Head-cut
 // further, then the parent's files are dropped from the last (the oldest), then relevant
 // passages from the last (the least relevant), then decisions from the first (the oldest), then
-// constraints from the last; a cut section left with under 32 units of room is dropped. The heading, Parent, Project and Objective lines and the packet's task, workspace
+// constraints from the last; a cut section left with under 32 units of room is dropped. When
+// anything but the transcript's older turns was cut, the block ends with one line saying what:
+// "(cut to fit: 2 files the task names, part of the checkpoint, 3 of the parent's files)". The heading, Parent, Project and Objective lines and the packet's task, workspace
 // and depth always stay, unless they alone exceed b.MaxChars: then the block is Head-cut to
 // b.MaxChars.
 func InheritedBlock(in Inherited, b Budget) string {
@@ -219,39 +221,108 @@ func (s inheritedSections) String() string {
 // fit shrinks s, in the documented order, until it renders within max units. It measures the
 // parts rather than rendering the whole at every step, and renders once.
 func (s inheritedSections) fit(max int) string {
+	var cut cutCounts
 	for s.length() > max && len(s.packet.files) > 0 {
 		s.packet.files = s.packet.files[:len(s.packet.files)-1]
+		cut.taskFiles++
 	}
 	if n := s.length(); n > max && s.transcript != "" {
 		room := max - (n - Len(s.transcript))
 		if s.transcript = Tail(s.transcript, room); room < minSection {
-			s.transcript = ""
+			s.transcript, cut.transcript = "", true
 		}
 	}
 	if n := s.length(); n > max && s.digest != "" {
 		room := max - (n - Len(s.digest))
+		cut.digest = true
 		if s.digest = Head(s.digest, room); room < minSection {
 			s.digest = ""
 		}
 	}
 	for s.length() > max && len(s.files) > 0 {
 		s.files = s.files[:len(s.files)-1]
+		cut.files++
 	}
 	for s.length() > max && len(s.relevant) > 0 {
 		s.relevant = s.relevant[:len(s.relevant)-1]
+		cut.passages++
 	}
 	for s.length() > max && len(s.decisions) > 0 {
 		s.decisions = s.decisions[1:]
+		cut.decisions++
 	}
 	for s.length() > max && len(s.constraints) > 0 {
 		s.constraints = s.constraints[:len(s.constraints)-1]
+		cut.constraints++
+	}
+	// The note on what was cut takes its room from the transcript, which was cut first anyway,
+	// then from the digest; a block too tight for it goes without, and keeps what it had.
+	note := cut.note()
+	if note != "" && s.length()+Len(note) > max {
+		try, c := s, cut
+		if n := try.length() + Len(note); try.transcript != "" {
+			room := max - (n - Len(try.transcript))
+			if try.transcript = Tail(try.transcript, room); room < minSection {
+				try.transcript, c.transcript = "", true
+			}
+			note = c.note()
+		}
+		if n := try.length() + Len(note); n > max && try.digest != "" {
+			room := max - (n - Len(try.digest))
+			if try.digest = Head(try.digest, room); room < minSection {
+				try.digest = ""
+			}
+			c.digest = true
+			note = c.note()
+		}
+		if try.length()+Len(note) <= max {
+			s = try
+		} else {
+			note = ""
+		}
 	}
 	s.relevant = s.unshown()
-	out := s.String()
+	out := s.String() + note
 	if Len(out) > max {
 		out = Head(out, max)
 	}
 	return out
+}
+
+// cutCounts is what fit left out beyond the transcript's older turns (which the transcript
+// gives up first, by design, and says with its own "[…]").
+type cutCounts struct {
+	taskFiles, files, passages, decisions, constraints int
+	digest, transcript                                 bool
+}
+
+// note is the block's last line when something was cut: "(cut to fit: …)", naming each section
+// that lost something, least valuable first; "" when nothing was.
+func (c cutCounts) note() string {
+	var parts []string
+	count := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	count(c.taskFiles, "file the task names", "files the task names")
+	if c.transcript {
+		parts = append(parts, "the recent transcript")
+	}
+	if c.digest {
+		parts = append(parts, "part of the checkpoint")
+	}
+	count(c.files, "of the parent's files", "of the parent's files")
+	count(c.passages, "relevant passage", "relevant passages")
+	count(c.decisions, "older decision", "older decisions")
+	count(c.constraints, "constraint", "constraints")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n\n(cut to fit: " + strings.Join(parts, ", ") + ")"
 }
 
 // length is Len(s.String()), without rendering it.
