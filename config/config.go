@@ -107,7 +107,8 @@ type Inherit struct {
 	Enabled bool `koanf:"enabled"`
 
 	// TailChars is how many characters of the parent's transcript tail the
-	// block carries. Default 3000; zero means no tail; negative is invalid.
+	// block carries at most. Default 9500, the whole reply: the tail takes whatever the
+	// block's other sections leave; zero means no tail; negative is invalid.
 	TailChars int `koanf:"tail_chars"`
 
 	// RelevantPassages is how many passages of the parent's family most relevant to a

@@ -26,7 +26,7 @@ var docs = map[string]string{
 
 	"inherit":                   "Context a sub-agent inherits from its parent session.",
 	"inherit.enabled":           "Add heirloom's blocks (inherited, reinforcement, recovered); false: passive, record only.",
-	"inherit.tail_chars":        "Characters of the parent's transcript tail to include; 0 for none.",
+	"inherit.tail_chars":        "Most characters of the parent's transcript tail to include (it takes what the block's other sections leave); 0 for none.",
 	"inherit.relevant_passages": "Passages of the parent's sessions most relevant to a sub-agent's task to include; 0 for none.",
 
 	"adapters":                               "Harness adapters.",

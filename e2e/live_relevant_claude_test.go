@@ -19,7 +19,7 @@ func TestLiveRelevantPassages(t *testing.T) {
 	m := newMarker(t)
 	first := "FIRST-" + m + ": look into the flaky ledger tests."
 	finding := "FINDING-" + m + ": the ledger watermark goes backwards after a compaction when the segment index is empty."
-	filler := strings.Repeat("Meanwhile the CLI flags and their help text were tidied, one flag at a time. ", 80)
+	filler := strings.Repeat("Meanwhile the CLI flags and their help text were tidied, one flag at a time. ", 160) // ~12 KB: more than a whole block
 	second := "SECOND-" + m + ": have a helper write the regression test."
 	task := "CHILD-TASK-" + m + ": write a regression test for the ledger watermark going backwards after compaction."
 	runID := "toolu_e2erelevant" + strings.ToLower(m)

@@ -16,7 +16,7 @@ import (
 func TestLiveOpenCodeRelevantPassages(t *testing.T) {
 	m := ocMarker(t)
 	finding := "FINDING-" + m + ": the ledger watermark goes backwards after a compaction when the segment index is empty."
-	filler := strings.Repeat("Meanwhile the CLI flags and their help text were tidied, one flag at a time. ", 80)
+	filler := strings.Repeat("Meanwhile the CLI flags and their help text were tidied, one flag at a time. ", 160) // ~12 KB: more than a whole block
 	task := "CHILD-TASK: write a regression test for the ledger watermark going backwards after compaction."
 	l := newOCLive(t, ocSetup{Script: func(r chatapi.Request) (chatapi.Reply, bool) {
 		switch {

@@ -190,7 +190,7 @@ type inheritedSections struct {
 // Section headings, each preceded by a blank line.
 const (
 	digestHeading      = "\n\n### Latest checkpoint\n"
-	transcriptHeading  = "\n\n### Recent transcript\n"
+	transcriptHeading  = "\n\n" + heading.RecentTranscript + "\n"
 	filesHeading       = "\n\n### Files the parent touched\n"
 	constraintsHeading = "\n\n### Active constraints\n"
 	decisionsHeading   = "\n\n### Decisions and changes of plan\n"

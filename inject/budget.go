@@ -4,7 +4,7 @@ import "github.com/heirloom-dev/heirloom/adapters"
 
 // Default budgets, in UTF-16 units (see Len).
 const (
-	DefaultTailChars = 3000                            // the transcript tail of the inherited block
+	DefaultTailChars = DefaultMaxChars                 // the transcript tail of the inherited block: what the rest leaves
 	DefaultMaxChars  = adapters.DefaultMaxContextChars // a whole reply: under Claude Code's 10,000-unit additionalContext cap
 )
 

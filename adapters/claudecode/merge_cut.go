@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heirloom-dev/heirloom/inject/heading"
 	"github.com/heirloom-dev/heirloom/inject/textcut"
 )
 
@@ -41,7 +42,11 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 	}
 	var up []section
 	if theirs != "" {
-		// The upstream's part goes first, with ours left as it is.
+		// Our recent transcript takes what room the rest leaves: it gives it up first.
+		if merged, ok := yieldTranscript(ours, theirs, maxChars); ok {
+			return merged
+		}
+		// Then the upstream's part goes first, with ours left as it is.
 		parts := []section{
 			{text: ours},
 			{name: "upstream hook context", text: theirs, cut: cutShortened, cutOrder: 1},
@@ -92,6 +97,37 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 	}
 	// Only when maxChars is too small for the marker itself: keep what fits, ours first.
 	return textcut.Head(whole, maxChars)
+}
+
+// yieldTranscript makes room for theirs, when it is at most half the cap, by cutting the older
+// part of our inherited block's recent transcript (heading.RecentTranscript), or dropping that
+// section, before anything else is cut; ok is false when that is not enough, or theirs is
+// larger (then it is shortened first, as before).
+func yieldTranscript(ours, theirs string, maxChars int) (string, bool) {
+	at := headingAt(ours, heading.RecentTranscript)
+	if at < 0 || textcut.Len(theirs) > maxChars/2 {
+		return "", false
+	}
+	bodyAt := at + len(heading.RecentTranscript) + 1
+	if bodyAt > len(ours) {
+		return "", false
+	}
+	end := len(ours)
+	if i := strings.Index(ours[bodyAt:], "\n\n"); i >= 0 {
+		end = bodyAt + i // the next section, or the block's cut note
+	}
+	body := ours[bodyAt:end]
+	need := textcut.Len(ours) + textcut.Len(contextSep) + textcut.Len(theirs) - maxChars
+	if keep := textcut.Len(body) - need; keep >= minUseful {
+		if merged := ours[:bodyAt] + textcut.Tail(body, keep) + ours[end:] + contextSep + theirs; textcut.Len(merged) <= maxChars {
+			return merged, true
+		}
+	}
+	without := strings.TrimRight(ours[:at], "\n") + ours[end:]
+	if merged := strings.TrimSpace(without) + contextSep + theirs; textcut.Len(merged) <= maxChars {
+		return merged, true
+	}
+	return "", false
 }
 
 // withMarker joins the sections not dropped and appends the cut marker.

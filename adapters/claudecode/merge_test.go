@@ -618,3 +618,36 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// The inherited block's recent transcript, which takes what room the rest leaves, gives it up to
+// a proxied hook's context of up to half the cap, before that context is cut.
+func TestMergeTranscriptYields(t *testing.T) {
+	head := inherited + "\n\n### Your task\nPort the lexer."
+	transcript := "### Recent transcript\n" + strings.TrimSpace(strings.Repeat("[user] old turn words here\n", 300))
+	ours := head + "\n\n" + transcript + "\n\n### Active constraints\n- Never touch vendor/."
+	theirs := "UPSTREAM: " + strings.Repeat("memory ", 200)
+	limit := 9500
+	got, err := claudecode.Merge("SubagentStart", answer(ours), []byte(theirs), limit, sections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := additionalContext(t, got)
+	if n := utf16Len(ctx); n > limit {
+		t.Fatalf("merged length %d, over %d", n, limit)
+	}
+	if !strings.HasSuffix(ctx, strings.TrimSpace(theirs)) {
+		t.Errorf("the upstream's context is not whole at the end: %q", ctx[max(0, len(ctx)-200):])
+	}
+	if !strings.HasPrefix(ctx, head+"\n\n### Recent transcript\n[…]") || !strings.Contains(ctx, "\n\n### Active constraints\n- Never touch vendor/.\n\n") {
+		t.Errorf("want ours with only its transcript's older part cut:\n%.600s", ctx)
+	}
+	// An upstream context over half the cap is shortened first, ours left whole.
+	big := "UPSTREAM: " + strings.Repeat("memory ", 1000)
+	got, err = claudecode.Merge("SubagentStart", answer(ours), []byte(big), limit, sections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx := additionalContext(t, got); !strings.HasPrefix(ctx, ours) {
+		t.Errorf("with a large upstream context ours was cut: %.300s", ctx)
+	}
+}

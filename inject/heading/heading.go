@@ -12,6 +12,11 @@ const (
 	Inherited = "## Inherited from Parent Session"
 	// Recovered starts the checkpoint recovered at session start or resume.
 	Recovered = "## Recovered Session Checkpoint"
+
+	// RecentTranscript heads the inherited block's section of the parent's recent transcript:
+	// the section that takes whatever room the others leave, and so the first to give it up
+	// (to a proxied hook's context, too).
+	RecentTranscript = "### Recent transcript"
 )
 
 // Priority returns the headings highest priority first: when a reply is over its harness's cap,
