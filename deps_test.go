@@ -14,7 +14,7 @@ const module = "github.com/heirloom-dev/heirloom"
 // engine; only main wires config and harnesses.
 var allowedInternal = map[string][]string{
 	"adapters":            {},
-	"adapters/claudecode": {"adapters", "inject/textcut", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/toolinput"},
+	"adapters/claudecode": {"adapters", "inject/heading", "inject/textcut", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/toolinput"},
 	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.

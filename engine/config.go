@@ -114,7 +114,7 @@ const (
 )
 
 // DefaultConfig returns the defaults: no transcript roots (the caller names them), 1 MiB read
-// per hook and 4 MiB per background read, blocks on, a 3,000-character tail, a
+// per hook and 4 MiB per background read, blocks on, a tail of up to the whole reply, a
 // 9,500-character reply, 400 ms for the spawning turn, sub-agents at most 3 deep and 10 open
 // per session (enforced), 300 ms to describe a sub-agent, and checkpoints every 10 prompts or
 // 15 minutes, kept 7 days (the newest 3 of each session always), pruned hourly, recovered

@@ -94,3 +94,26 @@ func withoutSection(block, heading string) string {
 	}
 	return before
 }
+
+// TestFacts_ReadAtSpawn: a change of plan the parent's transcript gained just before the spawn
+// (read by SubagentStart itself) supersedes the decision it names in the child's block.
+func TestFacts_ReadAtSpawn(t *testing.T) {
+	tr := cct.NewTree(t, "P")
+	e := openEngine(t, tr, nil)
+	cct.AppendLines(t, tr.Transcript, exchange("P", 0, "We'll use Postgres from now on.", "Noted.")...)
+	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "We'll use Postgres from now on."}))
+	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Write the SQLite migration"))
+	// Written after the spawn's hook, as Claude Code writes its transcript behind its hooks: read
+	// by SubagentStart itself.
+	cct.AppendLines(t, tr.Transcript, exchange("P", 1, "Change of plan: switch from Postgres to SQLite.", "Switching.")...)
+	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating."))
+	block := mustHook(t, e, cct.Start(tr, "P", "c1", "general-purpose"))
+	_, decisions, ok := strings.Cut(block, "\n\n### Decisions and changes of plan\n")
+	if !ok {
+		t.Fatalf("no decisions section:\n%s", block)
+	}
+	decisions, _, _ = strings.Cut(decisions, "\n\n")
+	if strings.Contains(decisions, "- We'll use Postgres") || !strings.Contains(decisions, `switch from Postgres to SQLite. (turn 2; replaces "We'll use Postgres from now on.")`) {
+		t.Errorf("decisions:\n%s", decisions)
+	}
+}

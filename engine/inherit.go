@@ -52,7 +52,14 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 		}
 		turns = again.Tail
 	}
-	return e.inheritedBlock(ctx, in.Session, view.Facts, w.Cut(turns), view.Checkpoint, child), nil
+	facts := view.Facts
+	if len(in.Added) > 0 {
+		// The turns just read may have stated something, or superseded what the view holds.
+		if facts, err = e.Store.Facts(ctx, in.Session.Scope, in.Session.ID); err != nil {
+			return "", err
+		}
+	}
+	return e.inheritedBlock(ctx, in.Session, facts, w.Cut(turns), view.Checkpoint, child), nil
 }
 
 // inheritedBlock renders the block from the parent, its facts ledger, its tail window and its

@@ -55,7 +55,7 @@ func (e *Engine) relevant(ctx context.Context, parent, child kv.Session) ([]inje
 		if restates(words, task) {
 			continue // the spawn's own call (its prompt), or the task said again
 		}
-		if h.Doc.Session == parent.ID && len(words) > 0 && strings.Contains(objective, strings.Join(words, " ")) {
+		if h.Doc.Session == parent.ID && len(words) > 0 && strings.Contains(" "+objective+" ", " "+strings.Join(words, " ")+" ") {
 			continue // the block's Objective line says it
 		}
 		from, ok := names[h.Doc.Session]
@@ -79,9 +79,9 @@ func tokens(text string) []string {
 }
 
 // restates reports whether a passage (its tokens) only says the task again: four in five of its
-// tokens (of five at least) are the task's, or it holds eight of the task's tokens in a row, as
-// the spawning call's input does (the prompt among its other fields). The child has the task
-// already.
+// tokens (of five at least) are the task's; or at least half of them are and it holds eight of
+// the task's tokens in a row, as the spawning call's input does (the prompt among its other
+// fields). The child has the task already. A finding the task quotes, with more to say, stays.
 func restates(passage, task []string) bool {
 	in := map[string]bool{}
 	for _, t := range task {
@@ -97,7 +97,7 @@ func restates(passage, task []string) bool {
 		return true
 	}
 	const run = 8
-	if len(task) < run {
+	if len(task) < run || n*2 < len(passage) {
 		return false
 	}
 	seen := map[string]bool{}

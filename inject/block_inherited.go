@@ -126,7 +126,9 @@ type Inherited struct {
 // passages from the last (the least relevant), then decisions from the first (the oldest), then
 // constraints from the last; a cut section left with under 32 units of room is dropped. When
 // anything but the transcript's older turns was cut, the block ends with one line saying what:
-// "(cut to fit: 2 files the task names, part of the checkpoint, 3 of the parent's files)". The heading, Parent, Project and Objective lines and the packet's task, workspace
+// "(cut to fit: 2 files the task names, part of the checkpoint, 3 of the parent's files)", its
+// room taken from the transcript, then the digest; a block with no room left for it goes
+// without. The heading, Parent, Project and Objective lines and the packet's task, workspace
 // and depth always stay, unless they alone exceed b.MaxChars: then the block is Head-cut to
 // b.MaxChars.
 func InheritedBlock(in Inherited, b Budget) string {
@@ -236,7 +238,7 @@ func (s inheritedSections) fit(max int) string {
 		room := max - (n - Len(s.digest))
 		cut.digest = true
 		if s.digest = Head(s.digest, room); room < minSection {
-			s.digest = ""
+			s.digest, cut.digestGone = "", true
 		}
 	}
 	for s.length() > max && len(s.files) > 0 {
@@ -269,10 +271,10 @@ func (s inheritedSections) fit(max int) string {
 		}
 		if n := try.length() + Len(note); n > max && try.digest != "" {
 			room := max - (n - Len(try.digest))
-			if try.digest = Head(try.digest, room); room < minSection {
-				try.digest = ""
-			}
 			c.digest = true
+			if try.digest = Head(try.digest, room); room < minSection {
+				try.digest, c.digestGone = "", true
+			}
 			note = c.note()
 		}
 		if try.length()+Len(note) <= max {
@@ -293,7 +295,7 @@ func (s inheritedSections) fit(max int) string {
 // gives up first, by design, and says with its own "[…]").
 type cutCounts struct {
 	taskFiles, files, passages, decisions, constraints int
-	digest, transcript                                 bool
+	digest, digestGone, transcript                     bool
 }
 
 // note is the block's last line when something was cut: "(cut to fit: …)", naming each section
@@ -312,7 +314,10 @@ func (c cutCounts) note() string {
 	if c.transcript {
 		parts = append(parts, "the recent transcript")
 	}
-	if c.digest {
+	switch {
+	case c.digestGone:
+		parts = append(parts, "the checkpoint")
+	case c.digest:
 		parts = append(parts, "part of the checkpoint")
 	}
 	count(c.files, "of the parent's files", "of the parent's files")

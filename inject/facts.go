@@ -74,7 +74,7 @@ func DetectFacts(role, text string) []kv.Fact {
 		return nil
 	}
 	text, _ = clipHead(clean(text), limit)
-	if !hasTrigger(role, strings.ToLower(text)) {
+	if !hasTrigger(role, strings.ToLower(collapse(text))) {
 		return nil // most turns: no phrase can match anywhere
 	}
 	text = Redact(stripFences(text))
@@ -85,12 +85,12 @@ func DetectFacts(role, text string) []kv.Fact {
 		}
 		line = listMarker.ReplaceAllString(strings.TrimSpace(line), "")
 		for _, s := range sentences(line) {
+			s = collapse(s) // as the patterns see it: one space between words
 			lower := strings.ToLower(s)
 			if !hasTrigger(role, lower) {
 				continue // most sentences: no phrase can match
 			}
-			s = collapse(s)
-			if s == "" || strings.HasSuffix(s, "?") || notStatement.MatchString(strings.TrimSpace(lower)) {
+			if s == "" || strings.HasSuffix(s, "?") || notStatement.MatchString(lower) {
 				continue
 			}
 			kind := classify(role, s)

@@ -100,12 +100,12 @@ var triggers = []string{
 	"must", "never", "always", "avoid", "do not", "don't", "don’t", "dont", "only use", "should",
 	"shall not", "may not", "allowed", "forbidden", "off limits", "off-limits", "hands off",
 	"under no", "make sure", "read-only", "read only",
-	"no new", "keep", "leave", "stay", "remain", "compatib", "preserve", "maintain",
+	"no new", "keep", "kept", "leave", "stay", "remain", "compatib", "preserve", "maintain",
 	"we'll", "we’ll", "we will", "we're going", "we’re going", "we are going", "let's", "let’s",
 	"i'll", "i’ll", "i will", "i'm going", "i’m going", "i am going", "from now on",
 	"agreed", "decided", "decision", "settled", "verdict", "conclusion", "chose", "chosen",
 	"picked", "go with", "going with", "went with", "gone with", "stick with", "instead",
-	", not", "change", "new plan", "plan:", "scratch", "scrap", "pivot", "actually", "forget", "switch",
+	", not", ",not", "change", "new plan", "plan:", "scratch", "scrap", "pivot", "actually", "forget", "switch",
 	"longer", "dropping", "abandoning", "ditching", "replacing", "moving off", "rather",
 }
 
@@ -142,7 +142,9 @@ var (
 func (ts *triggerSet) in(lower string) bool {
 	for i := 0; i < len(lower); i++ {
 		list := ts[lower[i]]
-		if list == nil || i > 0 && (isWordByte(lower[i-1]) || lower[i-1] >= 0x80) && isWordByte(lower[i]) {
+		// A word starts as the patterns' \b sees it: after a byte that is not an ASCII word
+		// character (an em dash or a curly quote starts one too).
+		if list == nil || i > 0 && isWordByte(lower[i-1]) && isWordByte(lower[i]) {
 			continue
 		}
 		for _, t := range list {

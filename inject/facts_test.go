@@ -86,6 +86,14 @@ func TestDetectFacts_User(t *testing.T) {
 		{"Error handling must stay in one place.", []string{"constraint: Error handling must stay in one place."}},
 		{"* Never touch vendor/", []string{"constraint: Never touch vendor/"}},
 		{"Agreed, the retry budget lives in the config.", []string{"decision: Agreed, the retry budget lives in the config."}},
+		// Punctuation that is not ASCII starts a word, as the patterns' \b sees it; spacing
+		// does not matter.
+		{"Important—never edit vendor/.", []string{"constraint: Important—never edit vendor/."}},
+		{"Important…never edit vendor/.", []string{"constraint: Important…never edit vendor/."}},
+		{"Going forward—we'll use SQLite.", []string{"decision: Going forward—we'll use SQLite."}},
+		{"The migrations folder is off  limits.", []string{"constraint: The migrations folder is off limits."}},
+		{"The API has to be kept stable.", []string{"constraint: The API has to be kept stable."}},
+		{"SQLite,not Postgres.", []string{"decision: SQLite,not Postgres."}},
 	}
 	for _, tt := range tests {
 		got := facts("user", tt.text)
@@ -112,6 +120,7 @@ func TestDetectFacts_Assistant(t *testing.T) {
 		{"I'll use grep to find the call sites.", nil},
 		{"I'll use the Edit tool to fix the typo.", nil},
 		{"I'll switch to the repo root and rerun the tests.", nil},
+		{"Simple fix—I'll use a mutex from now on.", []string{"decision: Simple fix—I'll use a mutex from now on."}},
 	}
 	for _, tt := range tests {
 		got := facts("assistant", tt.text)

@@ -437,7 +437,7 @@ heirloom writes when the parent spawns) feeds a sub-agent's inherited block (Inh
 RenderDigest of it, the tail window read as engine/inherit.go reads it: at least 40 turns, more
 until their text is twice the tail budget, at most 200; InferConstraints over the objective and
 that tail; the pointer to session_search; the spawn packet of a sub-agent at depth 1 of 3 whose
-task names one file; default budgets: tail 3000, block 9500)
+task names one file; default budgets: tail up to the whole block, block 9500)
 and, as the pre-compaction checkpoint, the objective block (ObjectiveBlock, 9500). The tail-only
 baseline is the transcript's last characters, as many as the inherited block has: what tools
 without a digest inject. Two variants show what each design choice is worth: the inherited block

@@ -42,6 +42,7 @@
 //	e       scope 0 created id                           session id      a scope's checkpoints, oldest first
 //	x       scope 0 term 0 sessionID 0 seq               posting         a term's turns, by session, then Seq
 //	y       scope                                        figures         the scope's indexed turns, their length, the last stamp
+//	f       scope 0 id                                   JSON []Fact     a session's facts ledger (Store.Ledger), written with its turns
 //
 // r is the recency index and c the children-by-parent index; each has exactly one entry per
 // session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,

@@ -47,11 +47,12 @@ const contextSep = "\n\n"
 //
 //	{"hookSpecificOutput":{"hookEventName":"<event>"[,"permissionDecision":"deny","permissionDecisionReason":"<reason>"],"additionalContext":"<merged>"}}
 //
-// The merged context is ours, a blank line, then the upstream's context. Over the cap: when the
-// upstream's part is at most half the cap, the recent transcript of our inherited block (the
-// section that takes what room the rest leaves) gives up its older part, or is dropped, so that
-// the upstream's part fits whole; otherwise, or when that is not enough, the upstream's part is
-// cut at its end (at a word boundary, marked " […]") or dropped first, then
+// The merged context is ours, a blank line, then the upstream's context. Over the cap: the
+// recent transcript of our inherited block (the section that takes what room the rest leaves)
+// gives up its older part first, or is dropped, with the upstream's part kept whole up to half
+// the cap (a longer one cut at its end to that half, the marker saying so); when our context has
+// no such section or that is not enough, the upstream's part is cut at its end (at a word
+// boundary, marked " […]") or dropped first, then
 // the section of ours under the last heading in sections (for heirloom: Recovered Session
 // Checkpoint, then Inherited from Parent Session, then Objective Reinforcement; text under no
 // heading is cut before them all), and a trailing marker, "[heirloom: cut to fit N characters:

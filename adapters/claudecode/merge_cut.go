@@ -40,12 +40,12 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 	if textcut.Len(whole) <= maxChars {
 		return whole
 	}
+	// Our recent transcript takes what room the rest leaves: it gives it up first.
+	if merged, ok := yieldTranscript(ours, theirs, maxChars); ok {
+		return merged
+	}
 	var up []section
 	if theirs != "" {
-		// Our recent transcript takes what room the rest leaves: it gives it up first.
-		if merged, ok := yieldTranscript(ours, theirs, maxChars); ok {
-			return merged
-		}
 		// Then the upstream's part goes first, with ours left as it is.
 		parts := []section{
 			{text: ours},
@@ -99,13 +99,14 @@ func mergeContext(ours, theirs string, maxChars int, sections []string) string {
 	return textcut.Head(whole, maxChars)
 }
 
-// yieldTranscript makes room for theirs, when it is at most half the cap, by cutting the older
-// part of our inherited block's recent transcript (heading.RecentTranscript), or dropping that
-// section, before anything else is cut; ok is false when that is not enough, or theirs is
-// larger (then it is shortened first, as before).
+// yieldTranscript fits ours and theirs within maxChars by first cutting the older part of our
+// inherited block's recent transcript (heading.RecentTranscript), which takes whatever room the
+// block's other sections leave, or dropping that section. The upstream's part keeps up to half
+// the cap: a longer one is cut to that at its end, and the cut marker says so. ok is false when
+// ours has no such section, or that is not enough (the caller then cuts as before).
 func yieldTranscript(ours, theirs string, maxChars int) (string, bool) {
 	at := headingAt(ours, heading.RecentTranscript)
-	if at < 0 || textcut.Len(theirs) > maxChars/2 {
+	if at < 0 {
 		return "", false
 	}
 	bodyAt := at + len(heading.RecentTranscript) + 1
@@ -116,15 +117,28 @@ func yieldTranscript(ours, theirs string, maxChars int) (string, bool) {
 	if i := strings.Index(ours[bodyAt:], "\n\n"); i >= 0 {
 		end = bodyAt + i // the next section, or the block's cut note
 	}
+	after := "" // what follows ours: the upstream's part, and the marker when it was cut
+	if theirs != "" {
+		after = contextSep + theirs
+		if textcut.Len(theirs) > maxChars/2 {
+			part := section{name: "upstream hook context", text: theirs, cut: cutShortened, cutOrder: 1}
+			marker := cutMarker([]section{part}, maxChars)
+			short, ok := shorten(part, maxChars/2-textcut.Len(contextSep)-textcut.Len(marker))
+			if !ok {
+				return "", false
+			}
+			after = contextSep + short + contextSep + marker
+		}
+	}
 	body := ours[bodyAt:end]
-	need := textcut.Len(ours) + textcut.Len(contextSep) + textcut.Len(theirs) - maxChars
+	need := textcut.Len(ours) + textcut.Len(after) - maxChars
 	if keep := textcut.Len(body) - need; keep >= minUseful {
-		if merged := ours[:bodyAt] + textcut.Tail(body, keep) + ours[end:] + contextSep + theirs; textcut.Len(merged) <= maxChars {
+		if merged := ours[:bodyAt] + textcut.Tail(body, keep) + ours[end:] + after; textcut.Len(merged) <= maxChars {
 			return merged, true
 		}
 	}
-	without := strings.TrimRight(ours[:at], "\n") + ours[end:]
-	if merged := strings.TrimSpace(without) + contextSep + theirs; textcut.Len(merged) <= maxChars {
+	without := strings.TrimSpace(strings.TrimRight(ours[:at], "\n") + ours[end:])
+	if merged := without + after; textcut.Len(merged) <= maxChars {
 		return merged, true
 	}
 	return "", false

@@ -641,13 +641,28 @@ func TestMergeTranscriptYields(t *testing.T) {
 	if !strings.HasPrefix(ctx, head+"\n\n### Recent transcript\n[…]") || !strings.Contains(ctx, "\n\n### Active constraints\n- Never touch vendor/.\n\n") {
 		t.Errorf("want ours with only its transcript's older part cut:\n%.600s", ctx)
 	}
-	// An upstream context over half the cap is shortened first, ours left whole.
+	// An upstream context over half the cap is cut to that half, and the transcript gives the
+	// room: ours keeps every other section.
 	big := "UPSTREAM: " + strings.Repeat("memory ", 1000)
 	got, err = claudecode.Merge("SubagentStart", answer(ours), []byte(big), limit, sections)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctx := additionalContext(t, got); !strings.HasPrefix(ctx, ours) {
-		t.Errorf("with a large upstream context ours was cut: %.300s", ctx)
+	ctx = additionalContext(t, got)
+	if n := utf16Len(ctx); n > limit {
+		t.Fatalf("merged length %d, over %d", n, limit)
+	}
+	if !strings.Contains(ctx, "\n\n### Active constraints\n- Never touch vendor/.\n\nUPSTREAM: memory") ||
+		!strings.HasSuffix(ctx, "[heirloom: cut to fit 9500 characters: upstream hook context shortened]") {
+		t.Errorf("want ours with its constraints, the upstream's context cut to half, the marker:\n%s", ctx)
+	}
+	// Ours alone over a lower cap (the shim's): the transcript gives the room, nothing else.
+	got, err = claudecode.Merge("SubagentStart", answer(ours), nil, 5000, sections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = additionalContext(t, got)
+	if utf16Len(ctx) > 5000 || !strings.HasSuffix(ctx, "\n\n### Active constraints\n- Never touch vendor/.") {
+		t.Errorf("want ours cut in its transcript only, within 5000:\n%.400s", ctx)
 	}
 }
