@@ -97,7 +97,7 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []
 		Parent:      parent,
 		Digest:      digest,
 		Tail:        tail,
-		Files:       parent.Files,
+		Files:       inject.FilesFirst(facts, parent.Files),
 		Constraints: append(constraints, inject.InferConstraints(prompts)...),
 		Decisions:   decisions,
 		SearchTool:  SearchTool,

@@ -113,7 +113,7 @@ func BuildDigest(in DigestInput) kv.Digest {
 	d.Prompts = buildPrompts(prev.Prompts, userTexts, objective)
 	d.Decisions = buildDecisions(prev.Decisions, in.Decisions, in.Facts)
 	d.Constraints = buildConstraints(prev.Constraints, in.Constraints, objectiveRaw, userTexts, in.Facts)
-	d.Files = buildFiles(in.Session.Files, turns, prev.Files)
+	d.Files = buildFiles(in.Facts, in.Session.Files, turns, prev.Files)
 	d.LastAssistant = oneLine(prev.LastAssistant, replyChars)
 	for i := len(turns) - 1; i >= 0; i-- {
 		if t := turns[i]; t.Role == "assistant" {
@@ -283,7 +283,7 @@ func latest(items []kv.Statement, n int, skip map[string]bool) []kv.Statement {
 
 // buildFiles returns the files touched, most recent first: session's, else those of turns
 // (newest first) and then prev's; deduplicated, at most maxFiles.
-func buildFiles(session []string, turns []kv.Turn, prev []string) []string {
+func buildFiles(ledger []kv.Fact, session []string, turns []kv.Turn, prev []string) []string {
 	files := session
 	if len(files) == 0 {
 		for i := len(turns) - 1; i >= 0; i-- {
@@ -293,6 +293,7 @@ func buildFiles(session []string, turns []kv.Turn, prev []string) []string {
 		}
 		files = append(files, prev...)
 	}
+	files = FilesFirst(ledger, files)
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range files {

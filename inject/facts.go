@@ -14,6 +14,7 @@ const (
 	maxLedgerConstraints = 16 // constraints kept, the most recently stated
 	maxLedgerDecisions   = 16 // decisions and changes of plan in force, the most recent
 	maxLedgerReplaced    = 16 // superseded ones kept: a checkpoint's older decisions are checked against them
+	maxLedgerFiles       = 20 // files changed kept, the most recently changed
 	factChars            = 300
 	userFactBytes        = 32 << 10 // of a prompt, what is read for facts
 	assistantFactBytes   = 8 << 10  // of a reply
@@ -30,8 +31,33 @@ type Ledger struct{}
 
 var _ kv.FactFinder = Ledger{}
 
-// Detect returns what t states (DetectFacts).
-func (Ledger) Detect(t *kv.Turn) []kv.Fact { return DetectFacts(t.Role, t.Text) }
+// Detect returns what t states (DetectFacts) and the files it changed (ChangedFiles).
+func (Ledger) Detect(t *kv.Turn) []kv.Fact {
+	return append(DetectFacts(t.Role, t.Text), ChangedFiles(t)...)
+}
+
+// editTools are the tools that change the files they name, in lower case: Claude Code's Edit,
+// Write, MultiEdit and NotebookEdit; OpenCode's edit, write and patch; apply_patch and the
+// editors of other harnesses.
+var editTools = map[string]bool{
+	"edit": true, "write": true, "multiedit": true, "notebookedit": true, "patch": true,
+	"apply_patch": true, "str_replace_editor": true, "str_replace_based_edit_tool": true, "create_file": true,
+}
+
+// ChangedFiles returns a file fact for each file t's tool changed (an edit or a write), none for
+// a turn of any other tool.
+func ChangedFiles(t *kv.Turn) []kv.Fact {
+	if !editTools[strings.ToLower(t.Tool)] {
+		return nil
+	}
+	var out []kv.Fact
+	for _, f := range t.Files {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, kv.Fact{Kind: kv.FactFile, Text: f, Role: t.Role})
+		}
+	}
+	return out
+}
 
 // Note returns ledger with what t states (found, from Detect). A turn replaced in place (a streamed message that
 // grew) first takes back what it stated before, and what it had superseded holds again until
@@ -155,6 +181,15 @@ func stripFences(s string) string {
 // names nothing supersedes the previous change of plan. When f comes from a turn stored again
 // while later facts exist, those later facts supersede f as they would have.
 func addFact(ledger []kv.Fact, f kv.Fact) []kv.Fact {
+	if f.Kind == kv.FactFile { // a file changed again counts at its latest change
+		for i, old := range ledger {
+			if old.Kind == kv.FactFile && old.Text == f.Text {
+				ledger[i].Seq = max(old.Seq, f.Seq)
+				return ledger
+			}
+		}
+		return append(ledger, f)
+	}
 	key := constraintKey(f.Text)
 	for _, old := range ledger {
 		if !old.Replaced && old.Kind == f.Kind && constraintKey(old.Text) == key {
@@ -247,6 +282,8 @@ func boundLedger(ledger []kv.Fact) []kv.Fact {
 			group, limit = "replaced", maxLedgerReplaced
 		case f.Kind == kv.FactConstraint:
 			group, limit = "constraint", maxLedgerConstraints
+		case f.Kind == kv.FactFile:
+			group, limit = "file", maxLedgerFiles
 		}
 		if counts[group] < limit {
 			counts[group]++
@@ -312,4 +349,17 @@ func Stated(parent kv.Session, facts []kv.Fact, d kv.Digest) (constraints []stri
 	decisions = append(decisions, InForce(facts, kv.FactDecision, kv.FactPlan)...)
 	d.Constraints, d.Decisions = nil, nil
 	return constraints, decisions, d
+}
+
+// FilesFirst returns the files the ledger says were changed, most recently changed first, then
+// touched (most recent first, as kv keeps Session.Files): a child needs what its parent changed
+// more than what it read.
+func FilesFirst(ledger []kv.Fact, touched []string) []string {
+	changed := InForce(ledger, kv.FactFile)
+	slices.SortStableFunc(changed, func(x, y kv.Fact) int { return cmp.Compare(y.Seq, x.Seq) })
+	out := make([]string, 0, len(changed)+len(touched))
+	for _, f := range changed {
+		out = append(out, f.Text)
+	}
+	return append(out, touched...)
 }

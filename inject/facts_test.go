@@ -2,6 +2,7 @@ package inject_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -290,4 +291,30 @@ func BenchmarkDetectFacts(b *testing.B) {
 // noteTurn is what the store does with one stored turn: Detect, then Note.
 func noteTurn(ledger []kv.Fact, t *kv.Turn) []kv.Fact {
 	return inject.Ledger{}.Note(ledger, t, inject.Ledger{}.Detect(t))
+}
+
+// The files a tool changed are file facts, the latest change of each counting; FilesFirst puts
+// them, most recently changed first, before the files only read.
+func TestLedger_Files(t *testing.T) {
+	var l []kv.Fact
+	for i, turn := range []kv.Turn{
+		{Role: "tool", Tool: "Edit", Files: []string{"a.go"}},
+		{Role: "tool", Tool: "Read", Files: []string{"r.go"}},
+		{Role: "assistant", Tool: "write", Files: []string{"b.go", " "}},
+		{Role: "tool", Tool: "Bash", Text: "never touch vendor/", Files: []string{"c.go"}},
+		{Role: "tool", Tool: "MultiEdit", Files: []string{"a.go"}},
+	} {
+		turn.Seq = uint64(i)
+		l = noteTurn(l, &turn)
+	}
+	var got []string
+	for _, f := range l {
+		got = append(got, fmt.Sprintf("%d %s %s", f.Seq, f.Kind, f.Text))
+	}
+	if want := []string{"2 file b.go", "4 file a.go"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ledger %q, want %q", got, want)
+	}
+	if got, want := inject.FilesFirst(l, []string{"r.go", "a.go"}), []string{"a.go", "b.go", "r.go", "a.go"}; !slices.Equal(got, want) {
+		t.Errorf("FilesFirst = %q, want %q", got, want)
+	}
 }

@@ -25,6 +25,7 @@ var plantedSizes = []struct {
 	{"100 KB", 100 << 10},
 	{"500 KB", 500 << 10},
 	{"2 MB", 2 << 20},
+	{"10 MB", 10 << 20},
 }
 
 // plantedSeeds are the transcripts generated per size; shares are over all of them.
@@ -77,11 +78,19 @@ var (
 		"Keep the %s API stable.",
 		"Do not rename the %s table.",
 		"Always log %s events at debug level.",
+		// As people write them, without a trigger word of the first detector.
+		"Leave the vendored %s code alone.",
+		"The %s API has to stay backwards compatible.",
+		"No new dependencies in the %s module.",
 	}
 	decisionFacts = []string{
 		"We settled on %s as the queue backend.",
 		"Decision: ledger ids become %s strings.",
 		"Agreed, the retry budget lives in the %s config.",
+		"We'll use %s from now on.",
+		"Let's go with %s for the cache.",
+		"%s, not the old queue.",
+		"Use %s instead of the legacy client.",
 	}
 	fileFacts = []string{"internal/%s/ledger.go", "cmd/%s/main.go", "pkg/report/%s_test.go", "docs/%s.md"}
 )
@@ -298,7 +307,7 @@ func inheritedPlanted(s plantedSession, sess kv.Session, facts []kv.Fact, d kv.D
 		Parent:      sess,
 		Digest:      inject.RenderDigest(rest, inject.DefaultDigestChars),
 		Tail:        tail,
-		Files:       sess.Files,
+		Files:       inject.FilesFirst(facts, sess.Files),
 		Constraints: append(constraints, inject.InferConstraints(prompts)...),
 		Decisions:   decisions,
 		SearchTool:  "session_search",
@@ -446,7 +455,7 @@ the spawn, and the objective block from a single checkpoint over the last 200 tu
 Previous.
 
 Cells read "objective+constraints share / all-facts share". Targets, at every size for heirloom's
-blocks: objective and constraints ≥ 0.9; decisions ≥ 0.9 and the change of plan ≥ 0.9.
+blocks: objective and constraints ≥ 0.9; decisions, the change of plan and files ≥ 0.9 each.
 
 %s
 Building both blocks at the end of a transcript (a digest over 200 turns, the inherited block,
@@ -460,8 +469,8 @@ Reproduce (-update writes this report to inject/testdata/planted.md):
 `
 
 // TestPlantedFacts runs the planted-fact benchmark at every size, logs the table, and checks the
-// targets: objective and constraints ≥ 0.9, and decisions and the change of plan ≥ 0.9 each, in
-// both of heirloom's blocks. With -update it writes
+// targets: objective and constraints ≥ 0.9, and decisions, the change of plan and files ≥ 0.9
+// each, in both of heirloom's blocks. With -update it writes
 // the report to testdata/planted.md. With -short it measures 5 seeds, not all 20.
 func TestPlantedFacts(t *testing.T) {
 	seeds := plantedSeeds
@@ -479,8 +488,9 @@ func TestPlantedFacts(t *testing.T) {
 		if got := r.reinforcement.share(oc...); got < 0.9 {
 			t.Errorf("%s: reinforcement block keeps %.2f of objective and constraints, want >= 0.9", sz.name, got)
 		}
-		// The facts ledger: decisions and the change of plan, wherever they were stated.
-		for _, kind := range []string{factDecision, factChange} {
+		// The facts ledger: decisions, the change of plan and the files changed, wherever they
+		// were stated or made.
+		for _, kind := range []string{factDecision, factChange, factFile} {
 			if got := r.inherited.share(kind); got < 0.9 {
 				t.Errorf("%s: inherited block keeps %.2f of the %ss, want >= 0.9", sz.name, got, kind)
 			}

@@ -153,6 +153,7 @@ const (
 	FactConstraint = "constraint" // a standing rule: "never touch vendor/"
 	FactDecision   = "decision"   // a choice made: "we'll use SQLite from now on"
 	FactPlan       = "plan"       // a change of plan: "scratch that, switch to the v2 API"
+	FactFile       = "file"       // a file the session changed (an edit or a write): its path
 )
 
 // Fact is one entry of a session's facts ledger.
