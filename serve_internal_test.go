@@ -83,8 +83,8 @@ func TestServe_Streams(t *testing.T) {
 	if gw, _ := m.Streams[len(m.Streams)-1].Stream.(adapters.Describer); m.Engine.Describers[openclaw.Harness] != gw || gw == nil {
 		t.Errorf("engine describers: got %v, want the Gateway's client", m.Engine.Describers)
 	}
-	if d := m.Engine.Describers[opencode.Harness]; d != nil {
-		t.Errorf("engine describers: got %v for OpenCode, whose client describes nothing", d)
+	if oc, _ := m.Streams[0].Stream.(adapters.Describer); m.Engine.Describers[opencode.Harness] == nil || m.Engine.Describers[opencode.Harness] != oc {
+		t.Errorf("engine describers: got %v for OpenCode, want its first client", m.Engine.Describers[opencode.Harness])
 	}
 }
 

@@ -58,9 +58,17 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	}()
 	subagent := reg.Plugin != nil && reg.Plugin.IsSubagent(req.Session)
 	parentID := req.Parent
-	if parentID == "" && subagent && !req.Compacting {
-		// Asked before the lock: what the harness says is consumed under its sessions' locks.
+	// Asked before the lock: what the harness says is consumed under its sessions' locks.
+	switch {
+	case req.Compacting:
+	case parentID == "" && subagent:
 		parentID = e.describeParentIfUnknown(ctx, req.Harness, scope, req.Session)
+	case !subagent:
+		// A harness whose keys do not tell a sub-agent (OpenCode): a model call that beat the
+		// stream's report of its session, or of its parent, has them described first.
+		if p := e.describeIfUnknown(ctx, req.Harness, scope, req.Session, parentID); parentID == "" {
+			parentID = p
+		}
 	}
 
 	unlock := e.locks.lock(lockKey(scope, req.Session))
@@ -186,6 +194,46 @@ func (e *Engine) describeParentIfUnknown(ctx context.Context, harness, scope, id
 		if !errors.Is(err, kv.ErrNotFound) {
 			e.Logger.Warn("describe: session not read back", "session", id, "error", err)
 		}
+		return ""
+	}
+	return sess.ParentID
+}
+
+// describeIfUnknown asks the harness, within Config.DescribeWait, about session id when heirloom
+// does not know it, or knows it without its parent stored (parent, when the plugin named one,
+// or the session's own ParentID), and stores what it learns. It returns the session's parent as
+// stored then; "" when there is no describer, nothing was unknown, or the harness could not say.
+func (e *Engine) describeIfUnknown(ctx context.Context, harness, scope, id, parent string) string {
+	d := e.Describers[harness]
+	if d == nil || e.Config.DescribeWait <= 0 {
+		return ""
+	}
+	sess, err := e.Store.GetSession(ctx, scope, id)
+	known := err == nil
+	if parent == "" {
+		parent = sess.ParentID
+	}
+	if known && parent == "" {
+		return "" // a known top-level session
+	}
+	if known && parent != "" {
+		if _, err := e.Store.GetSession(ctx, scope, parent); err == nil {
+			return "" // both known
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, e.Config.DescribeWait)
+	defer cancel()
+	evs, err := d.Describe(dctx, id)
+	if err != nil {
+		e.Logger.Debug("describe failed; answering from what is stored", "session", id, "error", err)
+		return ""
+	}
+	for _, ev := range evs {
+		if err := e.Consume(ctx, ev); err != nil {
+			e.Logger.Warn("describe: event not stored", "session", ev.SessionID, "error", err)
+		}
+	}
+	if sess, err = e.Store.GetSession(ctx, scope, id); err != nil {
 		return ""
 	}
 	return sess.ParentID

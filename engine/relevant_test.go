@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -115,5 +117,53 @@ func TestRelevant_Capped(t *testing.T) {
 		if got := strings.Count(section, "\n") + 1; got != n {
 			t.Errorf("n=%d: %d passages:\n%s", n, got, section)
 		}
+	}
+}
+
+// fakeDescriber answers Describe with the events it holds for a session, and counts the calls.
+type fakeDescriber struct {
+	events map[string][]adapters.Event
+	calls  int
+}
+
+func (d *fakeDescriber) Describe(_ context.Context, id string) ([]adapters.Event, error) {
+	d.calls++
+	evs, ok := d.events[id]
+	if !ok {
+		return nil, errors.New("not found")
+	}
+	return evs, nil
+}
+
+// TestInject_DescribesUnknown: an OpenCode child's first model call that beats the stream's
+// report of it and of its parent has the harness describe them first, and gets the inherited
+// block; a session known with its parent is not described again.
+func TestInject_DescribesUnknown(t *testing.T) {
+	e := openEngine(t, cct.NewTree(t, "unused"), nil)
+	ev := func(kind adapters.Kind, id string) adapters.Event {
+		return adapters.Event{Harness: "opencode", Kind: kind, SessionID: id, Cwd: "/srv/app"}
+	}
+	parentTurns := ev(adapters.KindTurns, "ses_P")
+	parentTurns.Turns = []adapters.Turn{{ID: "m1", Role: "user", Text: "Port the lexer; DESCRIBED-MARKER."}}
+	child := ev(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID = "ses_P"
+	d := &fakeDescriber{events: map[string][]adapters.Event{"ses_C": {ev(adapters.KindSessionStart, "ses_P"), parentTurns, child}}}
+	e.Describers = map[string]adapters.Describer{"opencode": d}
+
+	block, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C", Parent: "ses_P"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(block, "## Inherited from Parent Session") || !strings.Contains(block, "DESCRIBED-MARKER") {
+		t.Errorf("the child's first call, before the stream, got:\n%s", block)
+	}
+	if d.calls != 1 {
+		t.Errorf("described %d times, want 1", d.calls)
+	}
+	if _, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C", Parent: "ses_P"}); err != nil {
+		t.Fatal(err)
+	}
+	if d.calls != 1 {
+		t.Errorf("a known session with its known parent was described again (%d calls)", d.calls)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
@@ -114,6 +115,8 @@ type Client struct {
 	brokenLogged bool
 
 	stats follow.Counters
+
+	opened atomic.Bool // set once setup derived the fields above: Describe may read them
 }
 
 var _ adapters.Stream = (*Client)(nil) // and so an io.Closer
@@ -177,6 +180,7 @@ func (c *Client) setup(o follow.Opened) error {
 		c.stream = &http.Client{Transport: t}
 	}
 	c.seen = make(map[string]float64)
+	c.opened.Store(true)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package opencode_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -56,6 +57,20 @@ func newFakeServer(t testing.TB) *fakeServer {
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, body)
+	})
+	mux.HandleFunc("GET /session/{id}", func(w http.ResponseWriter, r *http.Request) {
+		s.log(r)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, item := range s.sessions {
+			var info struct{ ID string }
+			if json.Unmarshal([]byte(item), &info) == nil && info.ID == r.PathValue("id") {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, item)
+				return
+			}
+		}
+		http.NotFound(w, r)
 	})
 	mux.HandleFunc("GET /session/{id}/message", func(w http.ResponseWriter, r *http.Request) {
 		s.log(r)
