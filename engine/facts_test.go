@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
+
+	"github.com/heirloom-dev/heirloom/adapters"
 )
 
 // TestFacts_Inherited: constraints and decisions stated early in a long parent session, in the
@@ -115,5 +117,41 @@ func TestFacts_ReadAtSpawn(t *testing.T) {
 	decisions, _, _ = strings.Cut(decisions, "\n\n")
 	if strings.Contains(decisions, "- We'll use Postgres") || !strings.Contains(decisions, `switch from Postgres to SQLite. (turn 2; replaces "We'll use Postgres from now on.")`) {
 		t.Errorf("decisions:\n%s", decisions)
+	}
+}
+
+// TestReset_FreshObjective: a harness that starts a new conversation under a session's key
+// (OpenClaw's reset and new, a session start with Source clear) gets a fresh objective from its
+// next prompt, and the old conversation's facts no longer hold.
+func TestReset_FreshObjective(t *testing.T) {
+	e := openEngine(t, cct.NewTree(t, "unused"), nil)
+	ev := func(kind adapters.Kind) adapters.Event {
+		return adapters.Event{Harness: "openclaw", Kind: kind, SessionID: "agent:main:main", Cwd: "/srv/app"}
+	}
+	turns := func(id, text string) adapters.Event {
+		t := ev(adapters.KindTurns)
+		t.Turns = []adapters.Turn{{ID: id, Role: "user", Text: text}}
+		return t
+	}
+	reset := ev(adapters.KindSessionStart)
+	reset.Source = adapters.SourceClear
+	for _, x := range []adapters.Event{ev(adapters.KindSessionStart), turns("m1", "Port the lexer. Never touch vendor/."), turns("m2", "go on"), reset, turns("m3", "Write the release notes.")} {
+		if err := e.Consume(t.Context(), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, err := e.Store.GetSession(t.Context(), "default", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Objective != "Write the release notes." || sess.FreshObjective {
+		t.Errorf("after the reset: objective %q (fresh %v), want the next prompt's", sess.Objective, sess.FreshObjective)
+	}
+	facts, err := e.Store.Facts(t.Context(), "default", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(facts) != 0 {
+		t.Errorf("the old conversation's facts hold after the reset: %+v", facts)
 	}
 }

@@ -112,6 +112,14 @@ func (e *Engine) streamSession(ctx context.Context, ev adapters.Event) error {
 					sess.Depth = ev.Depth // stated by the harness: right even before the parent's own link arrives
 				}
 			}
+			if reset := ev.Kind == adapters.KindSessionStart && ev.Source == adapters.SourceClear; reset && exists && sess.TurnCount > 0 {
+				// The harness started a new conversation under the key (OpenClaw's reset and
+				// new): a fresh objective from its next prompt, and none of the old facts.
+				sess.Objective, sess.FreshObjective = "", true
+				if err := tx.ClearFacts(ev.Scope, ev.SessionID); err != nil {
+					return err
+				}
+			}
 			if ev.Kind == adapters.KindSessionDeleted {
 				sess.Status = kv.StatusEnded
 			}
@@ -135,8 +143,8 @@ func (e *Engine) streamTurns(ctx context.Context, ev adapters.Event) error {
 		}
 	}
 	sess, err := e.ensureSession(ctx, ev, func(sess *kv.Session) {
-		if sess.Objective == "" && sess.TurnCount == 0 {
-			sess.Objective = objective
+		if objective != "" && (sess.Objective == "" && sess.TurnCount == 0 || sess.FreshObjective) {
+			sess.Objective, sess.FreshObjective = objective, false
 		}
 	})
 	if err != nil {

@@ -41,6 +41,7 @@ type sessionValue struct {
 	LastCheckpointAt      time.Time `json:"last_checkpoint_at,omitzero"`
 	ReinforcedEpoch       int       `json:"reinforced_epoch,omitempty"`
 	FirstInjectDone       bool      `json:"first_inject_done,omitempty"`
+	FreshObjective        bool      `json:"fresh_objective,omitempty"`
 	CompactionCheckpoint  string    `json:"compaction_checkpoint,omitempty"`
 }
 
@@ -77,7 +78,7 @@ func encodeSession(s *Session) ([]byte, error) {
 
 		Prompts: s.Prompts, Decisions: s.Decisions, Constraints: s.Constraints,
 		LastCheckpointPrompts: s.LastCheckpointPrompts, LastCheckpointAt: s.LastCheckpointAt,
-		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone,
+		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone, FreshObjective: s.FreshObjective,
 		CompactionCheckpoint: s.CompactionCheckpoint,
 	}
 	b, err := json.Marshal(v)
@@ -106,7 +107,7 @@ func decodeSession(b []byte) (Session, error) {
 
 		Prompts: v.Prompts, Decisions: nilIfEmpty(v.Decisions), Constraints: nilIfEmpty(v.Constraints),
 		LastCheckpointPrompts: v.LastCheckpointPrompts, LastCheckpointAt: v.LastCheckpointAt,
-		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone,
+		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone, FreshObjective: v.FreshObjective,
 		CompactionCheckpoint: v.CompactionCheckpoint,
 	}, nil
 }

@@ -63,6 +63,9 @@ type Session struct {
 	// FirstInjectDone says a plugin harness already asked for the session's first model call's
 	// context (the recovered block is given once).
 	FirstInjectDone bool
+	// FreshObjective says the harness reset the session under its key (OpenClaw's reset and
+	// new): its next user turn is its objective, whatever came before.
+	FreshObjective bool
 	// CompactionCheckpoint is the ID of the session's latest pre_compaction checkpoint: the one
 	// the objective reinforcement after that compaction hands back, however many checkpoints
 	// (spawns, periodic) came after it. Empty before the first.

@@ -248,3 +248,12 @@ func (tx *Tx) UpdateRun(scope, id string, fn func(r *Run, exists bool) error) (R
 	}
 	return r, nil
 }
+
+// ClearFacts removes session (scope, id)'s facts ledger in the transaction's batch: what its
+// turns stated no longer holds (the harness reset the session under its key).
+func (tx *Tx) ClearFacts(scope, id string) error {
+	if err := checkRef(scope, id); err != nil {
+		return fmt.Errorf("clear facts: %w", err)
+	}
+	return tx.b.Delete(factsKey(scope, id), nil)
+}
