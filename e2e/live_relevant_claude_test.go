@@ -62,6 +62,15 @@ func TestLiveRelevantPassages(t *testing.T) {
 	if block == "" {
 		t.Fatalf("the child's first request has no %q; its text:\n%s\nheirloom:\n%s", inheritedHeading, child.AllText(), live.Serve.Logs())
 	}
+	checkRelevantFinding(t, block, m)
+}
+
+// checkRelevantFinding checks the block a child's first model request carried: the parent's
+// finding (marker m) under "Relevant to your task", attributed to the parent's reply, not in
+// the recent transcript (else the test proves nothing), and neither the task nor the parent's
+// objective repeated as a passage.
+func checkRelevantFinding(t *testing.T, block, m string) {
+	t.Helper()
 	t.Logf("the block that reached the child:\n%s", block)
 	relevant := section(block, "### Relevant to your task")
 	if !strings.Contains(relevant, "FINDING-"+m+": the ledger watermark goes backwards") {

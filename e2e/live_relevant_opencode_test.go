@@ -42,19 +42,6 @@ func TestLiveOpenCodeRelevantPassages(t *testing.T) {
 	if block == "" {
 		t.Fatalf("the child's first request has no inherited block; requests:%s", ocRequestSummary(l.API.Requests()))
 	}
-	t.Logf("the block that reached the child:\n%s", block)
-	relevant := section(block, "### Relevant to your task")
-	if !strings.Contains(relevant, "FINDING-"+m+": the ledger watermark goes backwards") {
-		t.Errorf("the finding is not under \"Relevant to your task\":\n%s", block)
-	}
-	if strings.Contains(relevant, "CHILD-TASK") || strings.Contains(relevant, "FIRST-"+m) {
-		t.Errorf("a passage repeats the task (the spawning call) or the objective:\n%s", relevant)
-	}
-	if !strings.Contains(relevant, "[parent, turn ") || !strings.Contains(relevant, ", assistant] ") {
-		t.Errorf("the passage is not attributed to the parent's reply:\n%s", relevant)
-	}
-	if strings.Contains(section(block, "### Recent transcript"), "FINDING-"+m) {
-		t.Errorf("the recent transcript shows the finding: the reply was meant to push it out, the test proves nothing:\n%s", block)
-	}
+	checkRelevantFinding(t, block, m)
 	ocAssertOffline(t, l.API)
 }

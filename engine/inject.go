@@ -177,6 +177,12 @@ func (e *Engine) describeParentIfUnknown(ctx context.Context, harness, scope, id
 	if sess, err := e.Store.GetSession(ctx, scope, id); err == nil && sess.ParentID != "" {
 		return ""
 	}
+	return e.describe(ctx, d, scope, id)
+}
+
+// describe asks d about session id within Config.DescribeWait, stores what it says, and returns
+// the session's parent as stored then; "" when d fails or the session is still not stored.
+func (e *Engine) describe(ctx context.Context, d adapters.Describer, scope, id string) string {
 	dctx, cancel := context.WithTimeout(ctx, e.Config.DescribeWait)
 	defer cancel()
 	evs, err := d.Describe(dctx, id)
@@ -221,20 +227,5 @@ func (e *Engine) describeIfUnknown(ctx context.Context, harness, scope, id, pare
 			return "" // both known
 		}
 	}
-	dctx, cancel := context.WithTimeout(ctx, e.Config.DescribeWait)
-	defer cancel()
-	evs, err := d.Describe(dctx, id)
-	if err != nil {
-		e.Logger.Debug("describe failed; answering from what is stored", "session", id, "error", err)
-		return ""
-	}
-	for _, ev := range evs {
-		if err := e.Consume(ctx, ev); err != nil {
-			e.Logger.Warn("describe: event not stored", "session", ev.SessionID, "error", err)
-		}
-	}
-	if sess, err = e.Store.GetSession(ctx, scope, id); err != nil {
-		return ""
-	}
-	return sess.ParentID
+	return e.describe(ctx, d, scope, id)
 }
