@@ -98,6 +98,7 @@ func (e *Engine) checkpoint(ctx context.Context, scope, sessionID, trigger strin
 	if in.recent != nil {
 		turns = in.recent
 	}
+	view.Checkpoint, turns = sinceReset(sess, view.Checkpoint, turns)
 	runs := in.runs
 	if !in.listed {
 		if runs, err = e.Store.ListRuns(ctx, scope, kv.RunFilter{ParentID: sessionID}); err != nil {

@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
@@ -135,7 +137,17 @@ func TestReset_FreshObjective(t *testing.T) {
 	}
 	reset := ev(adapters.KindSessionStart)
 	reset.Source = adapters.SourceClear
-	for _, x := range []adapters.Event{ev(adapters.KindSessionStart), turns("m1", "Port the lexer. Never touch vendor/."), turns("m2", "go on"), reset, turns("m3", "Write the release notes.")} {
+	now := time.Now()
+	e.Now = func() time.Time { return now }
+	for _, x := range []adapters.Event{
+		ev(adapters.KindSessionStart), turns("m1", "Port the lexer. Never touch vendor/. We'll use SQLite from now on."), turns("m2", "go on"),
+		ev(adapters.KindPreCompact), // a checkpoint of the old conversation
+		reset, turns("m3", "Write the release notes."),
+		ev(adapters.KindPreCompact), // and, an hour later, one of the new
+	} {
+		if x.Kind == adapters.KindSessionStart && x.Source == adapters.SourceClear {
+			now = now.Add(time.Hour)
+		}
 		if err := e.Consume(t.Context(), x); err != nil {
 			t.Fatal(err)
 		}
@@ -153,5 +165,13 @@ func TestReset_FreshObjective(t *testing.T) {
 	}
 	if len(facts) != 0 {
 		t.Errorf("the old conversation's facts hold after the reset: %+v", facts)
+	}
+	cp, err := e.Store.LatestCheckpoint(t.Context(), "default", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cp.Digest
+	if d.Objective != "Write the release notes." || len(d.Constraints) != 0 || len(d.Decisions) != 0 || slices.ContainsFunc(d.Prompts, func(p string) bool { return strings.Contains(p, "lexer") }) {
+		t.Errorf("the checkpoint after the reset carries the old conversation: %+v", d)
 	}
 }

@@ -69,6 +69,7 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 // spawn packet (see packet) and the passages of the parent's family relevant to its task (see
 // relevant; a failed search leaves them out, logged).
 func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []kv.Fact, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
+	cp, tail = sinceReset(parent, cp, tail)
 	if e.Config.TailChars == 0 {
 		tail = nil // configured off: constraints still come from the objective
 	}
@@ -129,3 +130,20 @@ func guessedTask(child kv.Session) kv.Session {
 // SearchTool is the MCP tool the inherited block points a sub-agent to for the rest of its
 // parent's transcript.
 const SearchTool = "session_search"
+
+// sinceReset leaves out of a session's checkpoint and turns what belongs to the conversation
+// before the harness last reset it under its key (kv.Session.ResetSeq): a checkpoint that
+// covers no turn after the reset, and the turns before it.
+func sinceReset(sess kv.Session, cp *kv.Checkpoint, turns []kv.Turn) (*kv.Checkpoint, []kv.Turn) {
+	if sess.ResetSeq == 0 {
+		return cp, turns
+	}
+	if cp != nil && cp.TurnSeq <= sess.ResetSeq {
+		cp = nil
+	}
+	i := 0
+	for i < len(turns) && turns[i].Seq < sess.ResetSeq {
+		i++
+	}
+	return cp, turns[i:]
+}

@@ -63,7 +63,7 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	case req.Compacting:
 	case parentID == "" && subagent:
 		parentID = e.describeParentIfUnknown(ctx, req.Harness, scope, req.Session)
-	case !subagent:
+	case reg.Plugin == nil:
 		// A harness whose keys do not tell a sub-agent (OpenCode): a model call that beat the
 		// stream's report of its session, or of its parent, has them described first.
 		if p := e.describeIfUnknown(ctx, req.Harness, scope, req.Session, parentID); parentID == "" {
@@ -205,9 +205,9 @@ func (e *Engine) describe(ctx context.Context, d adapters.Describer, scope, id s
 	return sess.ParentID
 }
 
-// describeIfUnknown asks the harness, within Config.DescribeWait, about session id when heirloom
-// does not know it, or knows it without its parent stored (parent, when the plugin named one,
-// or the session's own ParentID), and stores what it learns. It returns the session's parent as
+// describeIfUnknown asks the harness, within Config.DescribeWait, about session id when its
+// parent (parent, when the plugin named one, else the session's own ParentID) is not stored, or
+// when heirloom does not know the session and no parent is named, and stores what it learns. It returns the session's parent as
 // stored then; "" when there is no describer, nothing was unknown, or the harness could not say.
 func (e *Engine) describeIfUnknown(ctx context.Context, harness, scope, id, parent string) string {
 	d := e.Describers[harness]
@@ -219,13 +219,13 @@ func (e *Engine) describeIfUnknown(ctx context.Context, harness, scope, id, pare
 	if parent == "" {
 		parent = sess.ParentID
 	}
-	if known && parent == "" {
-		return "" // a known top-level session
-	}
-	if known && parent != "" {
+	switch {
+	case parent != "":
 		if _, err := e.Store.GetSession(ctx, scope, parent); err == nil {
-			return "" // both known
+			return "" // the parent is stored: its block can be built, the child is linked later
 		}
+	case known:
+		return "" // a known top-level session
 	}
 	return e.describe(ctx, d, scope, id)
 }

@@ -115,7 +115,9 @@ func (e *Engine) streamSession(ctx context.Context, ev adapters.Event) error {
 			if reset := ev.Kind == adapters.KindSessionStart && ev.Source == adapters.SourceClear; reset && exists && sess.TurnCount > 0 {
 				// The harness started a new conversation under the key (OpenClaw's reset and
 				// new): a fresh objective from its next prompt, and none of the old facts.
-				sess.Objective, sess.FreshObjective = "", true
+				sess.Objective, sess.FreshObjective, sess.ResetSeq = "", true, sess.TurnCount
+				sess.Constraints, sess.Decisions = nil, nil
+				sess.Compactions, sess.ReinforcedEpoch, sess.CompactionCheckpoint = 0, 0, ""
 				if err := tx.ClearFacts(ev.Scope, ev.SessionID); err != nil {
 					return err
 				}

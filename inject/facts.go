@@ -36,18 +36,21 @@ func (Ledger) Detect(t *kv.Turn) []kv.Fact {
 	return append(DetectFacts(t.Role, t.Text), ChangedFiles(t)...)
 }
 
-// editTools are the tools that change the files they name, in lower case: Claude Code's Edit,
-// Write, MultiEdit and NotebookEdit; OpenCode's edit, write and patch; apply_patch and the
-// editors of other harnesses.
+// editTools are the tools that change the files their input names, in lower case: Claude
+// Code's Edit, Write, MultiEdit and NotebookEdit; OpenCode's and OpenClaw's edit and write; the
+// editors of other harnesses. Patch tools (apply_patch) name their files inside the patch text,
+// which turns do not carry as files: they are not counted yet.
 var editTools = map[string]bool{
-	"edit": true, "write": true, "multiedit": true, "notebookedit": true, "patch": true,
-	"apply_patch": true, "str_replace_editor": true, "str_replace_based_edit_tool": true, "create_file": true,
+	"edit": true, "write": true, "multiedit": true, "notebookedit": true,
+	"str_replace_editor": true, "str_replace_based_edit_tool": true, "create_file": true,
 }
 
 // ChangedFiles returns a file fact for each file t's tool changed (an edit or a write), none for
-// a turn of any other tool.
+// a turn of any other tool. An assistant turn names its first tool call's tool but the files of
+// all its calls: it counts only when it names one file (the harness's own tool turns, one per
+// call, count the rest).
 func ChangedFiles(t *kv.Turn) []kv.Fact {
-	if !editTools[strings.ToLower(t.Tool)] {
+	if !editTools[strings.ToLower(t.Tool)] || t.Role == "assistant" && len(t.Files) > 1 {
 		return nil
 	}
 	var out []kv.Fact
@@ -185,6 +188,7 @@ func addFact(ledger []kv.Fact, f kv.Fact) []kv.Fact {
 		for i, old := range ledger {
 			if old.Kind == kv.FactFile && old.Text == f.Text {
 				ledger[i].Seq = max(old.Seq, f.Seq)
+				ledger[i].Replaced, ledger[i].ReplacedAt = false, 0
 				return ledger
 			}
 		}
@@ -202,8 +206,8 @@ func addFact(ledger []kv.Fact, f kv.Fact) []kv.Fact {
 	words := replacedWords(f.Text)
 	latestPlan := -1
 	for i, old := range ledger {
-		if old.Replaced || old.Kind == kv.FactConstraint {
-			continue
+		if old.Replaced || old.Kind == kv.FactConstraint || old.Kind == kv.FactFile {
+			continue // only decisions and changes of plan supersede each other
 		}
 		if old.Seq > f.Seq { // a later fact: may it supersede f?
 			if w := replacedWords(old.Text); len(w) > 0 && holdsAll(f.Text, w) && !f.Replaced {

@@ -300,9 +300,13 @@ func TestLedger_Files(t *testing.T) {
 	for i, turn := range []kv.Turn{
 		{Role: "tool", Tool: "Edit", Files: []string{"a.go"}},
 		{Role: "tool", Tool: "Read", Files: []string{"r.go"}},
-		{Role: "assistant", Tool: "write", Files: []string{"b.go", " "}},
+		{Role: "tool", Tool: "write", Files: []string{"b.go", " "}},
+		// An assistant turn with several calls names the first call's tool: not taken.
+		{Role: "assistant", Tool: "Edit", Files: []string{"x.go", "y.go"}},
 		{Role: "tool", Tool: "Bash", Text: "never touch vendor/", Files: []string{"c.go"}},
 		{Role: "tool", Tool: "MultiEdit", Files: []string{"a.go"}},
+		// A decision naming a file it replaces does not hide the file.
+		{Role: "user", Text: "We'll use just from now on, instead of the b.go."},
 	} {
 		turn.Seq = uint64(i)
 		l = noteTurn(l, &turn)
@@ -311,7 +315,7 @@ func TestLedger_Files(t *testing.T) {
 	for _, f := range l {
 		got = append(got, fmt.Sprintf("%d %s %s", f.Seq, f.Kind, f.Text))
 	}
-	if want := []string{"2 file b.go", "4 file a.go"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"2 file b.go", "5 file a.go", "6 decision We'll use just from now on, instead of the b.go."}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ledger %q, want %q", got, want)
 	}
 	if got, want := inject.FilesFirst(l, []string{"r.go", "a.go"}), []string{"a.go", "b.go", "r.go", "a.go"}; !slices.Equal(got, want) {

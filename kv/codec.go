@@ -42,6 +42,7 @@ type sessionValue struct {
 	ReinforcedEpoch       int       `json:"reinforced_epoch,omitempty"`
 	FirstInjectDone       bool      `json:"first_inject_done,omitempty"`
 	FreshObjective        bool      `json:"fresh_objective,omitempty"`
+	ResetSeq              uint64    `json:"reset_seq,omitempty"`
 	CompactionCheckpoint  string    `json:"compaction_checkpoint,omitempty"`
 }
 
@@ -78,7 +79,7 @@ func encodeSession(s *Session) ([]byte, error) {
 
 		Prompts: s.Prompts, Decisions: s.Decisions, Constraints: s.Constraints,
 		LastCheckpointPrompts: s.LastCheckpointPrompts, LastCheckpointAt: s.LastCheckpointAt,
-		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone, FreshObjective: s.FreshObjective,
+		ReinforcedEpoch: s.ReinforcedEpoch, FirstInjectDone: s.FirstInjectDone, FreshObjective: s.FreshObjective, ResetSeq: s.ResetSeq,
 		CompactionCheckpoint: s.CompactionCheckpoint,
 	}
 	b, err := json.Marshal(v)
@@ -107,7 +108,7 @@ func decodeSession(b []byte) (Session, error) {
 
 		Prompts: v.Prompts, Decisions: nilIfEmpty(v.Decisions), Constraints: nilIfEmpty(v.Constraints),
 		LastCheckpointPrompts: v.LastCheckpointPrompts, LastCheckpointAt: v.LastCheckpointAt,
-		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone, FreshObjective: v.FreshObjective,
+		ReinforcedEpoch: v.ReinforcedEpoch, FirstInjectDone: v.FirstInjectDone, FreshObjective: v.FreshObjective, ResetSeq: v.ResetSeq,
 		CompactionCheckpoint: v.CompactionCheckpoint,
 	}, nil
 }

@@ -66,6 +66,10 @@ type Session struct {
 	// FreshObjective says the harness reset the session under its key (OpenClaw's reset and
 	// new): its next user turn is its objective, whatever came before.
 	FreshObjective bool
+	// ResetSeq is TurnCount when the harness last reset the session under its key; 0 when it
+	// never did. Turns before it, and checkpoints that cover no turn after it, belong to the old
+	// conversation.
+	ResetSeq uint64
 	// CompactionCheckpoint is the ID of the session's latest pre_compaction checkpoint: the one
 	// the objective reinforcement after that compaction hands back, however many checkpoints
 	// (spawns, periodic) came after it. Empty before the first.

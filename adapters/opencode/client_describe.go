@@ -13,7 +13,8 @@ var _ adapters.Describer = (*Client)(nil)
 
 // Describe asks the OpenCode server about session id now, for a plugin's model call that beat
 // the event stream: GET /session/{id}, and when it names a parent, the parent's too with its
-// messages (GET /session/{parent}/message), as events for the Sink, the parent's first. The
+// messages (GET /session/{parent}/message, best effort: a failed fetch leaves them out), as
+// events for the Sink, the parent's first. heirloom asks only when it does not store the parent. The
 // caller bounds it with ctx (engine Config.DescribeWait). A session the server does not know is
 // an error ("not found"), as is a malformed reply (wrapping adapters.ErrMalformed).
 func (c *Client) Describe(ctx context.Context, id string) ([]adapters.Event, error) {
@@ -31,16 +32,14 @@ func (c *Client) Describe(ctx context.Context, id string) ([]adapters.Event, err
 			return nil, fmt.Errorf("describe opencode session %q: its parent: %w", id, err)
 		}
 		evs = append(evs, sessionEvent(adapters.KindSessionStart, NameSessionList, parent.ID, parent))
+		// The parent's messages, best effort: without them the sessions and their link are
+		// still worth storing, and the stream's resync brings the messages later.
 		path := "/session/" + url.PathEscape(parent.ID) + "/message"
-		body, err := c.get(ctx, path)
-		if err != nil {
-			return nil, fmt.Errorf("describe opencode session %q: its parent's messages: %w", id, err)
+		if body, err := c.get(ctx, path); err == nil {
+			if msgs, err := DecodeMessages(parent.ID, body); err == nil {
+				evs = append(evs, msgs...)
+			}
 		}
-		msgs, err := DecodeMessages(parent.ID, body)
-		if err != nil {
-			return nil, fmt.Errorf("describe opencode session %q: its parent's messages: %w", id, err)
-		}
-		evs = append(evs, msgs...)
 	}
 	return append(evs, sessionEvent(adapters.KindSessionStart, NameSessionList, self.ID, self)), nil
 }
