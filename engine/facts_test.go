@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/engine"
 )
 
 // TestFacts_Inherited: constraints and decisions stated early in a long parent session, in the
@@ -126,7 +128,11 @@ func TestFacts_ReadAtSpawn(t *testing.T) {
 // (OpenClaw's reset and new, a session start with Source clear) gets a fresh objective from its
 // next prompt, and the old conversation's facts no longer hold.
 func TestReset_FreshObjective(t *testing.T) {
-	e := openEngine(t, cct.NewTree(t, "unused"), nil)
+	var mu sync.Mutex // the engine's background work reads the clock too
+	now := time.Now()
+	e := openEngine(t, cct.NewTree(t, "unused"), func(e *engine.Engine) {
+		e.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
 	ev := func(kind adapters.Kind) adapters.Event {
 		return adapters.Event{Harness: "openclaw", Kind: kind, SessionID: "agent:main:main", Cwd: "/srv/app"}
 	}
@@ -137,8 +143,6 @@ func TestReset_FreshObjective(t *testing.T) {
 	}
 	reset := ev(adapters.KindSessionStart)
 	reset.Source = adapters.SourceClear
-	now := time.Now()
-	e.Now = func() time.Time { return now }
 	for _, x := range []adapters.Event{
 		ev(adapters.KindSessionStart), turns("m1", "Port the lexer. Never touch vendor/. We'll use SQLite from now on."), turns("m2", "go on"),
 		ev(adapters.KindPreCompact), // a checkpoint of the old conversation
@@ -146,7 +150,9 @@ func TestReset_FreshObjective(t *testing.T) {
 		ev(adapters.KindPreCompact), // and, an hour later, one of the new
 	} {
 		if x.Kind == adapters.KindSessionStart && x.Source == adapters.SourceClear {
+			mu.Lock()
 			now = now.Add(time.Hour)
+			mu.Unlock()
 		}
 		if err := e.Consume(t.Context(), x); err != nil {
 			t.Fatal(err)
