@@ -148,6 +148,32 @@ func TestLiveContinuityOpenClaw(t *testing.T) {
 		}
 	})
 
+	// /reset starts a new conversation under the key: its next prompt is the objective, and the
+	// old conversation's objective and checkpoint no longer come back after it.
+	t.Run("Reset", func(t *testing.T) {
+		var out map[string]any
+		if err := op.Call(ctx, "sessions.reset", map[string]any{"key": contKey, "reason": "reset"}, &out); err != nil {
+			t.Fatalf("sessions.reset: %v", err)
+		}
+		waitFor(t, "heirloom to see the reset", func() bool {
+			reply, ok := clawSessionReply(hl.URL, contKey)
+			return ok && reply.Session.Objective == ""
+		})
+		fresh := "RESET-" + m + ": write the release notes."
+		if _, err := op.Agent(ctx, contKey, fresh); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the new conversation's objective", func() bool {
+			reply, ok := clawSessionReply(hl.URL, contKey)
+			return ok && reply.Session.Objective == fresh
+		})
+		for _, r := range clawSmokeTurnsOf(api.Requests(), contKey) {
+			if strings.Contains(openclaw.Prompt(r), "RESET-"+m) && strings.Contains(clawSystemText(r), objective) {
+				t.Errorf("request %d after the reset still carries the old objective %s:\n%.2000s", r.Seq, objective, clawSystemText(r))
+			}
+		}
+	})
+
 	if !t.Failed() {
 		return
 	}
