@@ -9,9 +9,10 @@ import (
 )
 
 // The inherited block's transcript comes from the parent's newest turns. Its own budget
-// (Config.TailChars) decides how much of them reaches the child; the window read is the newest
-// tailTurnsMin turns, widened to tailTurnsMax when their text is under twice the budget (many
-// short turns). The prompts in the window feed the active constraints too.
+// (Config.TailChars, by default the whole reply: the tail takes what the other sections leave)
+// decides how much of them reaches the child; the window read is the newest tailTurnsMin turns,
+// widened to tailTurnsMax when their text is under one and a half times the budget (many short
+// turns).
 const (
 	tailTurnsMin = 40
 	tailTurnsMax = 200
@@ -22,7 +23,7 @@ func (e *Engine) tailWindow() kv.TailWindow {
 	if e.Config.Passive {
 		return kv.TailWindow{}
 	}
-	return kv.TailWindow{MinTurns: tailTurnsMin, MaxTurns: tailTurnsMax, TextBytes: 2 * e.Config.TailChars}
+	return kv.TailWindow{MinTurns: tailTurnsMin, MaxTurns: tailTurnsMax, TextBytes: 3 * e.Config.TailChars / 2}
 }
 
 // inherit returns the inherited block for child, a child of the parent view was read of, or ""
@@ -71,13 +72,7 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []kv.Fact, tail []kv.Turn, cp *kv.Checkpoint, child kv.Session) string {
 	cp, tail = sinceReset(parent, cp, tail)
 	if e.Config.TailChars == 0 {
-		tail = nil // configured off: constraints still come from the objective
-	}
-	prompts := []string{parent.Objective}
-	for _, t := range tail {
-		if t.Role == "user" {
-			prompts = append(prompts, t.Text)
-		}
+		tail = nil // configured off
 	}
 	// Constraints and decisions get sections of their own, said once (inject.Stated).
 	var d kv.Digest
@@ -94,12 +89,13 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []
 	if err != nil {
 		e.Logger.Warn("passages relevant to the sub-agent's task not searched", "parent", parent.ID, "error", err)
 	}
+	// The ledger holds the prompts' constraints; the objective may be no turn (a task).
 	block := inject.InheritedBlock(inject.Inherited{
 		Parent:      parent,
 		Digest:      digest,
 		Tail:        tail,
 		Files:       inject.FilesFirst(facts, parent.Files),
-		Constraints: append(constraints, inject.InferConstraints(prompts)...),
+		Constraints: append(constraints, inject.InferConstraints([]string{parent.Objective})...),
 		Decisions:   decisions,
 		SearchTool:  SearchTool,
 		Packet:      e.packet(child),

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // Constraint limits.
@@ -13,26 +15,21 @@ const (
 	constraintChars = 300 // each constraint is Head-cut to this many units
 )
 
-// constraintWord matches the words that make a sentence a constraint, as whole words, any case.
-var constraintWord = regexp.MustCompile(`(?i)\b(?:must|never|always|avoid|do not|don['’]t|only use)\b|\bkeep\b.*\b(?:stable|unchanged)\b`)
-
 // listMarker matches a list bullet or number at the start of a line.
 var listMarker = regexp.MustCompile(`^(?:[-*•>]+|\d{1,3}[.)])\s+`)
 
-// InferConstraints extracts the user's imperative constraints from prompts, given oldest first.
-//
-// A constraint is a sentence or line that contains, as whole words in any case, "must" (so "must
-// not"), "never", "do not"/"don't", "always", "avoid", "only use", or "keep" followed later by
-// "stable" or "unchanged". Questions (ending in "?") are not constraints. Each prompt is redacted
-// whole first, then split into lines and each line into sentences (ending in '.', '!' or '?'
-// before whitespace); list bullets are dropped, whitespace is collapsed, and each constraint is
-// Head-cut to 300 units. Duplicates (ignoring case and trailing punctuation) are dropped.
+// InferConstraints extracts the user's constraints from prompts, given oldest first: the
+// sentences the facts ledger's detector takes for constraints (DetectFacts, its phrase corpus in
+// facts_phrases.go: "must", "never", "do not", "always", "avoid", "leave X alone", "has to stay
+// backwards compatible", …; never a question, code, a log line or a quote), redacted, whitespace
+// collapsed, each Head-cut to 300 units. Duplicates (ignoring case and trailing punctuation) are
+// dropped.
 //
 // When there are more than 12, the most recent win: prompts are taken newest first, each prompt's
 // constraints in reading order, until 12 distinct ones are chosen; a constraint restated in a
 // recent prompt counts as recent. The chosen ones are returned in the order they first appeared
 // (oldest prompt first). The result is nil when there is none. Each prompt is read up to its first
-// 256 KiB.
+// 32 KiB (DetectFacts).
 func InferConstraints(prompts []string) []string {
 	type item struct {
 		text, key string
@@ -74,18 +71,13 @@ func InferConstraints(prompts []string) []string {
 	return out
 }
 
-// constraintsIn returns the constraint sentences of one prompt, in reading order.
+// constraintsIn returns the constraint sentences of one prompt, in reading order: one detector,
+// the ledger's, for the ledger, the digests and the inherited block alike.
 func constraintsIn(prompt string) []string {
-	prompt, _ = clipHead(clean(prompt), 256<<10)
 	var out []string
-	for _, line := range strings.Split(Redact(prompt), "\n") {
-		line = listMarker.ReplaceAllString(strings.TrimSpace(line), "")
-		for _, s := range sentences(line) {
-			s = collapse(Redact(s))
-			if s == "" || strings.HasSuffix(s, "?") || !constraintWord.MatchString(s) {
-				continue
-			}
-			out = append(out, Head(s, constraintChars))
+	for _, f := range DetectFacts("user", prompt) {
+		if f.Kind == kv.FactConstraint {
+			out = append(out, f.Text)
 		}
 	}
 	return out

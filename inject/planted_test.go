@@ -295,12 +295,6 @@ const plantedTask = "Find every caller of the exporter in internal/export/export
 // depth 1 of the default spawn.max_depth (3), whose task is plantedTask.
 func inheritedPlanted(s plantedSession, sess kv.Session, facts []kv.Fact, d kv.Digest) string {
 	tail := kv.TailWindow{MinTurns: tailTurnsFirst, MaxTurns: digestWindow, TextBytes: 2 * inject.DefaultTailChars}.Cut(s.turns)
-	prompts := []string{sess.Objective}
-	for _, t := range tail {
-		if t.Role == "user" {
-			prompts = append(prompts, t.Text)
-		}
-	}
 	constraints, decisions, rest := inject.Stated(sess, facts, d)
 	rest.Objective = ""
 	return inject.Join(inject.DefaultMaxChars, inject.InheritedBlock(inject.Inherited{
@@ -308,7 +302,7 @@ func inheritedPlanted(s plantedSession, sess kv.Session, facts []kv.Fact, d kv.D
 		Digest:      inject.RenderDigest(rest, inject.DefaultDigestChars),
 		Tail:        tail,
 		Files:       inject.FilesFirst(facts, sess.Files),
-		Constraints: append(constraints, inject.InferConstraints(prompts)...),
+		Constraints: append(constraints, inject.InferConstraints([]string{sess.Objective})...),
 		Decisions:   decisions,
 		SearchTool:  "session_search",
 		Packet: inject.Packet{Task: plantedTask, Files: inject.TaskFiles(plantedTask), Workspace: sess.Project,
