@@ -116,6 +116,7 @@ func engineConfig(cfg config.Config) engine.Config {
 	c.Passive = !cfg.Inherit.Enabled
 	c.TailChars = cfg.Inherit.TailChars
 	c.RelevantPassages = cfg.Inherit.RelevantPassages
+	c.CrossScope = cfg.Inherit.CrossScope
 	c.Spawn = engine.SpawnLimits{MaxDepth: cfg.Spawn.MaxDepth, MaxChildren: cfg.Spawn.MaxChildren, Mode: cfg.Spawn.Mode}
 	c.DescribeWait = cfg.Adapters.OpenClaw.DescribeWait
 	c.Checkpoints.EveryPrompts = cfg.Checkpoints.EveryPrompts

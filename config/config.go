@@ -115,6 +115,12 @@ type Inherit struct {
 	// sub-agent's task its block carries, under "Relevant to your task". Default 6; zero turns
 	// the section off; negative is invalid.
 	RelevantPassages int `koanf:"relevant_passages"`
+
+	// CrossScope lists the memory scopes whose sessions hand their context to sub-agents
+	// spawned in another scope (an OpenClaw parent spawning under another agent id). "*" means
+	// every scope; an empty list keeps every scope's context in its scope. Default ["*"]: the
+	// harness already decided the spawn may cross (OpenClaw's subagents.allowAgents).
+	CrossScope []string `koanf:"cross_scope"`
 }
 
 // Spawn configures what heirloom allows when a session spawns a sub-agent. A top-level
@@ -321,7 +327,7 @@ func Default(home, xdgDataHome string) Config {
 			HookTimeout:     proxy.DefaultHookTimeout,
 			ShutdownTimeout: 5 * time.Second,
 		},
-		Inherit: Inherit{Enabled: !eng.Passive, TailChars: eng.TailChars, RelevantPassages: eng.RelevantPassages},
+		Inherit: Inherit{Enabled: !eng.Passive, TailChars: eng.TailChars, RelevantPassages: eng.RelevantPassages, CrossScope: eng.CrossScope},
 		Spawn:   Spawn{MaxDepth: eng.Spawn.MaxDepth, MaxChildren: eng.Spawn.MaxChildren, Mode: eng.Spawn.Mode},
 		Checkpoints: Checkpoints{
 			EveryPrompts: eng.Checkpoints.EveryPrompts,

@@ -19,7 +19,7 @@ func TestDefault(t *testing.T) {
 			HookTimeout:     time.Second,
 			ShutdownTimeout: 5 * time.Second,
 		},
-		Inherit: config.Inherit{Enabled: true, TailChars: 9500, RelevantPassages: 6},
+		Inherit: config.Inherit{Enabled: true, TailChars: 9500, RelevantPassages: 6, CrossScope: []string{"*"}},
 		Spawn:   config.Spawn{MaxDepth: 3, MaxChildren: 10, Mode: "enforce"},
 		Runs: config.Runs{
 			WatchdogTimeout: 30 * time.Minute, GhostGrace: 10 * time.Minute, ResultRetention: 24 * time.Hour, MaxResultTokens: 4000,

@@ -28,6 +28,7 @@ var docs = map[string]string{
 	"inherit.enabled":           "Add heirloom's blocks (inherited, reinforcement, recovered); false: passive, record only.",
 	"inherit.tail_chars":        "Most characters of the parent's transcript tail to include (it takes what the block's other sections leave); 0 for none.",
 	"inherit.relevant_passages": "Passages of the parent's sessions most relevant to a sub-agent's task to include; 0 for none.",
+	"inherit.cross_scope":       "Scopes whose sessions hand context to sub-agents spawned in another scope (OpenClaw agentId); \"*\" for all, [] for none.",
 
 	"adapters":                               "Harness adapters.",
 	"adapters.claude_code":                   "Claude Code.",

@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 40; got != want {
+	if got, want := len(l.Origins), 41; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -125,7 +125,7 @@ func TestLoad_Testdata(t *testing.T) {
 				HookTimeout:     1500 * time.Millisecond,
 				ShutdownTimeout: 10 * time.Second,
 			},
-			Inherit: config.Inherit{Enabled: false, TailChars: 0, RelevantPassages: 2},
+			Inherit: config.Inherit{Enabled: false, TailChars: 0, RelevantPassages: 2, CrossScope: []string{"main"}},
 			Spawn:   config.Spawn{MaxDepth: 2, MaxChildren: 4, Mode: "observe"},
 			Runs: config.Runs{
 				WatchdogTimeout: time.Hour, GhostGrace: 5 * time.Minute, ResultRetention: 48 * time.Hour, MaxResultTokens: 2000,

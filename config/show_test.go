@@ -44,6 +44,7 @@ condense.timeout: "30s"  # default
 condense.token: ""  # default
 condense.url: ""  # default
 data_dir: "/home/u/.local/share/heirloom"  # default
+inherit.cross_scope: ["*"]  # default
 inherit.enabled: true  # default
 inherit.relevant_passages: 6  # default
 inherit.tail_chars: 10  # flag --inherit-tail-chars

@@ -81,6 +81,12 @@ func (c *Config) problems() []*Error {
 	if c.Inherit.RelevantPassages < 0 {
 		bad("inherit.relevant_passages", c.Inherit.RelevantPassages, "must not be negative")
 	}
+	for _, s := range c.Inherit.CrossScope {
+		if strings.TrimSpace(s) == "" || strings.ContainsRune(s, 0) {
+			bad("inherit.cross_scope", s, "is not a scope name; list scope names, or \"*\" for every scope")
+			break
+		}
+	}
 	if c.Checkpoints.EveryPrompts <= 0 {
 		bad("checkpoints.every_prompts", c.Checkpoints.EveryPrompts, "must be greater than 0")
 	}

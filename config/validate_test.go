@@ -38,6 +38,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"ErrHookTimeout", func(c *config.Config) { c.Server.HookTimeout = -time.Second }, "server.hook_timeout", -time.Second},
 		{"ErrShutdownTimeout", func(c *config.Config) { c.Server.ShutdownTimeout = 0 }, "server.shutdown_timeout", time.Duration(0)},
 		{"ErrTailChars", func(c *config.Config) { c.Inherit.TailChars = -1 }, "inherit.tail_chars", -1},
+		{"OKCrossScopeNone", func(c *config.Config) { c.Inherit.CrossScope = nil }, "", nil},
+		{"ErrCrossScope", func(c *config.Config) { c.Inherit.CrossScope = []string{"main", " "} }, "inherit.cross_scope", " "},
 		{"OKSpawnNoLimits", func(c *config.Config) { c.Spawn = config.Spawn{Mode: "observe"} }, "", nil},
 		{"ErrSpawnMaxDepth", func(c *config.Config) { c.Spawn.MaxDepth = -1 }, "spawn.max_depth", -1},
 		{"ErrSpawnMaxChildren", func(c *config.Config) { c.Spawn.MaxChildren = -2 }, "spawn.max_children", -2},

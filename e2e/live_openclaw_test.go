@@ -229,8 +229,14 @@ func clawInheritedBlock(system string) (string, bool) {
 // clawSessionReply asks heirloom's API about an OpenClaw session (scope main); ok=false while
 // heirloom does not know it.
 func clawSessionReply(base, key string) (proxy.SessionReply, bool) {
+	return clawScopedSessionReply(base, clawScope, key)
+}
+
+// clawScopedSessionReply is clawSessionReply in scope: another agent's for a sub-agent spawned
+// under its id.
+func clawScopedSessionReply(base, scope, key string) (proxy.SessionReply, bool) {
 	var reply proxy.SessionReply
-	resp, err := http.Get(base + "/api/sessions/" + url.PathEscape(key) + "?scope=" + clawScope)
+	resp, err := http.Get(base + "/api/sessions/" + url.PathEscape(key) + "?scope=" + url.QueryEscape(scope))
 	if err != nil {
 		return reply, false
 	}

@@ -32,6 +32,9 @@ type Config struct {
 	// RelevantPassages is how many passages of the parent's family most relevant to a child's
 	// task its inherited block carries; zero means none.
 	RelevantPassages int
+	// CrossScope lists the scopes whose sessions hand their context to a sub-agent in another
+	// scope; "*" is every scope. Lineage is recorded across scopes either way.
+	CrossScope []string
 	// MaxContextChars caps the context of one reply, in the harness's characters (UTF-16 code
 	// units), under Claude Code's 10,000.
 	MaxContextChars int
@@ -126,6 +129,7 @@ func DefaultConfig() Config {
 		MaxReadBytes:     4 << 20,
 		TailChars:        inject.DefaultTailChars,
 		RelevantPassages: 6,
+		CrossScope:       []string{"*"},
 		MaxContextChars:  adapters.DefaultMaxContextChars,
 		SpawnRecordWait:  400 * time.Millisecond,
 		Spawn:            SpawnLimits{MaxDepth: 3, MaxChildren: 10, Mode: SpawnEnforce},

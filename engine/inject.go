@@ -98,10 +98,16 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	if parentID == "" && known && !subagent {
 		return e.topLevelInject(ctx, sess)
 	}
-	if parentID == "" || parentID == req.Session || e.Config.Passive {
+	// The parent lives in the scope its key names; another one for an OpenClaw spawn under
+	// another agent id, whose context crosses only where that scope allows it.
+	pscope := e.keyScope(req.Harness, parentID, scope)
+	if parentID == sess.ParentID && sess.ParentScope != "" {
+		pscope = sess.ParentScope
+	}
+	if parentID == "" || parentID == req.Session && pscope == scope || e.Config.Passive || !e.mayInherit(pscope, scope) {
 		return "", nil
 	}
-	view, err := e.parentView(ctx, scope, parentID)
+	view, err := e.parentView(ctx, pscope, parentID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return "", nil
 	}

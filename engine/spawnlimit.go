@@ -110,8 +110,10 @@ func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecisio
 		parent, err := e.Store.GetSession(ctx, scope, req.Session)
 		if errors.Is(err, kv.ErrNotFound) && req.Parent != "" && req.Parent != req.Session {
 			var grand kv.Session
-			if grand, err = e.Store.GetSession(ctx, scope, req.Parent); err == nil {
-				parent = kv.Session{Scope: scope, ID: req.Session, ParentID: grand.ID, Depth: grand.Depth + 1}
+			// The parent's own parent may live in another scope (a spawn under another agent id).
+			gscope := e.keyScope(req.Harness, req.Parent, scope)
+			if grand, err = e.Store.GetSession(ctx, gscope, req.Parent); err == nil {
+				parent = kv.Session{Scope: scope, ID: req.Session, ParentID: grand.ID, ParentScope: otherScope(gscope, scope), Depth: grand.Depth + 1}
 			}
 		}
 		if errors.Is(err, kv.ErrNotFound) {

@@ -84,13 +84,16 @@ func ensure(sess *kv.Session, exists bool, ev adapters.Event) {
 // names, in one transaction. A parent not seen yet gets a minimal record, filled in when its own
 // event arrives.
 func (e *Engine) streamSession(ctx context.Context, ev adapters.Event) error {
+	// The parent lives in the scope its key names: another agent's, for an OpenClaw spawn
+	// under another agent id.
+	pscope := e.keyScope(ev.Harness, ev.ParentSessionID, ev.Scope)
 	return e.Store.Update(ctx, func(tx *kv.Tx) error {
 		var parent kv.Session
-		if ev.ParentSessionID != "" && ev.ParentSessionID != ev.SessionID {
+		if ev.ParentSessionID != "" && (ev.ParentSessionID != ev.SessionID || pscope != ev.Scope) {
 			pev := ev
-			pev.SessionID, pev.ParentSessionID = ev.ParentSessionID, ""
+			pev.Scope, pev.SessionID, pev.ParentSessionID = pscope, ev.ParentSessionID, ""
 			var err error
-			parent, err = tx.UpdateSession(ev.Scope, pev.SessionID, func(sess *kv.Session, exists bool) error {
+			parent, err = tx.UpdateSession(pscope, pev.SessionID, func(sess *kv.Session, exists bool) error {
 				ensure(sess, exists, pev)
 				return nil
 			})
@@ -108,6 +111,7 @@ func (e *Engine) streamSession(ctx context.Context, ev adapters.Event) error {
 			}
 			if parent.ID != "" {
 				sess.ParentID, sess.Depth, sess.ParentInferred = parent.ID, parent.Depth+1, false
+				sess.ParentScope = otherScope(pscope, ev.Scope)
 				if ev.Depth > 0 {
 					sess.Depth = ev.Depth // stated by the harness: right even before the parent's own link arrives
 				}
@@ -188,6 +192,7 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 	if child == "" && ev.Result != nil {
 		child = ev.Result.AgentID
 	}
+	cscope := e.keyScope(ev.Harness, child, ev.Scope) // another agent's, for a spawn under its id
 	created, opened := false, false
 	err = e.Store.Update(ctx, func(tx *kv.Tx) error {
 		run, err := tx.UpdateRun(ev.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
@@ -207,7 +212,7 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 				r.Description = ev.Spawn.Description
 			}
 			if child != "" && r.ChildID == "" {
-				r.ChildID, r.Provisional, r.StartedAt = child, false, ev.At
+				r.ChildID, r.ChildScope, r.Provisional, r.StartedAt = child, otherScope(cscope, ev.Scope), false, ev.At
 				if r.Status == kv.RunPending {
 					r.Status = kv.RunRunning
 				}
@@ -227,7 +232,7 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 				}
 				var turns uint64
 				if r.ChildID != "" && ev.Result.Steps == 0 {
-					if c, err := tx.GetSession(ev.Scope, r.ChildID); err == nil {
+					if c, err := tx.GetSession(childScope(*r), r.ChildID); err == nil {
 						turns = c.TurnCount
 					}
 				}
@@ -240,12 +245,12 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 			return err
 		}
 		cev := ev
-		cev.SessionID = run.ChildID
-		_, err = tx.UpdateSession(ev.Scope, run.ChildID, func(c *kv.Session, exists bool) error {
+		cev.Scope, cev.SessionID = childScope(run), run.ChildID
+		_, err = tx.UpdateSession(cev.Scope, run.ChildID, func(c *kv.Session, exists bool) error {
 			ensure(c, exists, cev)
 			c.Objective = run.Prompt
 			if c.ParentID == "" {
-				c.ParentID, c.Depth = issuer.ID, issuer.Depth+1
+				c.ParentID, c.ParentScope, c.Depth = issuer.ID, otherScope(ev.Scope, cev.Scope), issuer.Depth+1
 			}
 			if c.AgentType == "" {
 				c.AgentType = run.Type
@@ -271,15 +276,17 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 // arrived: its last assistant message is the result, its stored turns the run's turns. A run a
 // sweep ended is ended again, as its harness now tells.
 func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
-	run, err := e.Store.RunByChild(ctx, ev.Scope, ev.SessionID)
+	child, err := e.Store.GetSession(ctx, ev.Scope, ev.SessionID)
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return err
+	}
+	// The run is its parent's: in the parent's scope, another one for a spawn under another
+	// agent id.
+	run, err := e.Store.RunByChild(ctx, parentScope(child), ev.SessionID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil
 	}
 	if err != nil || run.Status != kv.RunRunning && !sweptEnd(&run) {
-		return err
-	}
-	child, err := e.Store.GetSession(ctx, ev.Scope, ev.SessionID)
-	if err != nil && !errors.Is(err, kv.ErrNotFound) {
 		return err
 	}
 	last, err := e.Store.LastTurns(ctx, ev.Scope, ev.SessionID, 20)
@@ -293,7 +300,7 @@ func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
 			break
 		}
 	}
-	_, err = e.Store.UpdateRun(ctx, ev.Scope, run.ID, func(r *kv.Run, _ bool) error {
+	_, err = e.Store.UpdateRun(ctx, run.Scope, run.ID, func(r *kv.Run, _ bool) error {
 		if r.Status != kv.RunRunning && !sweptEnd(r) {
 			return errUnchanged
 		}
@@ -310,11 +317,13 @@ func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
 	return err
 }
 
-// rootOf walks ParentID links up from sess to its top-level session (at most 64 steps).
+// rootOf walks ParentID links up from sess to its top-level session in scope (at most 64
+// steps): a session whose parent lives in another scope is the top of its tree in scope, so a
+// scope's runs never name another scope's sessions but through ChildScope.
 func (e *Engine) rootOf(ctx context.Context, scope string, sess kv.Session) (string, error) {
 	id := sess.ID
 	for range 64 {
-		if sess.ParentID == "" {
+		if sess.ParentID == "" || sess.ParentScope != "" {
 			return id, nil
 		}
 		id = sess.ParentID

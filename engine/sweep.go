@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/inject"
@@ -250,12 +251,12 @@ func (e *Engine) sweepResult(ctx context.Context, r kv.Run) (bool, error) {
 func (e *Engine) lockRun(r kv.Run) (unlock func()) {
 	var unlocks []func()
 	seen := map[string]bool{}
-	for _, id := range []string{r.RootID, r.ParentID, r.ChildID} {
-		if id == "" || seen[id] {
-			continue
+	for _, k := range []string{lockKey(r.Scope, r.RootID), lockKey(r.Scope, r.ParentID), lockKey(childScope(r), r.ChildID)} {
+		if strings.HasSuffix(k, "\x00") || seen[k] {
+			continue // no such session (a pending run's child)
 		}
-		seen[id] = true
-		unlocks = append(unlocks, e.locks.lock(lockKey(r.Scope, id)))
+		seen[k] = true
+		unlocks = append(unlocks, e.locks.lock(k))
 	}
 	return func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {

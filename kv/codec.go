@@ -18,6 +18,7 @@ type sessionValue struct {
 	Harness        string          `json:"harness"`
 	NativeID       string          `json:"native_id,omitempty"`
 	ParentID       string          `json:"parent_id,omitempty"`
+	ParentScope    string          `json:"parent_scope,omitempty"`
 	ParentInferred bool            `json:"parent_inferred,omitempty"`
 	Depth          int             `json:"depth,omitempty"`
 	Project        string          `json:"project,omitempty"`
@@ -67,7 +68,7 @@ type turnValue struct {
 func encodeSession(s *Session) ([]byte, error) {
 	v := sessionValue{
 		Scope: s.Scope, ID: s.ID, Harness: s.Harness, NativeID: s.NativeID,
-		ParentID: s.ParentID, ParentInferred: s.ParentInferred, Depth: s.Depth,
+		ParentID: s.ParentID, ParentScope: s.ParentScope, ParentInferred: s.ParentInferred, Depth: s.Depth,
 		Project: s.Project, ProjectNorm: s.ProjectNorm, Title: s.Title, Objective: s.Objective,
 		AgentType: s.AgentType, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		Transcript: transcriptValue(s.Transcript),
@@ -96,7 +97,7 @@ func decodeSession(b []byte) (Session, error) {
 	}
 	return Session{
 		Scope: v.Scope, ID: v.ID, Harness: v.Harness, NativeID: v.NativeID,
-		ParentID: v.ParentID, ParentInferred: v.ParentInferred, Depth: v.Depth,
+		ParentID: v.ParentID, ParentScope: v.ParentScope, ParentInferred: v.ParentInferred, Depth: v.Depth,
 		Project: v.Project, ProjectNorm: v.ProjectNorm, Title: v.Title, Objective: v.Objective,
 		AgentType: v.AgentType, Status: v.Status, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		Transcript: TranscriptPos(v.Transcript),
@@ -155,6 +156,7 @@ type runValue struct {
 	RootID       string    `json:"root_id"`
 	ParentID     string    `json:"parent_id"`
 	ChildID      string    `json:"child_id,omitempty"`
+	ChildScope   string    `json:"child_scope,omitempty"`
 	Provisional  bool      `json:"provisional,omitempty"`
 	Description  string    `json:"description,omitempty"`
 	Prompt       string    `json:"prompt,omitempty"`

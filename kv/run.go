@@ -35,6 +35,9 @@ type Run struct {
 	RootID   string // the top-level session the spawn happened in
 	ParentID string // the session that asked for the sub-agent: RootID or one of its sub-agents
 	ChildID  string // the sub-agent's session once paired; "" while pending
+	// ChildScope is the sub-agent session's memory scope when it is not Scope (an OpenClaw
+	// spawn under another agent id); "" when the child is in Scope.
+	ChildScope string
 	// Provisional says the pairing with ChildID was chosen among several candidate spawns and
 	// awaits confirmation (sub-agent metadata, the spawn's result); false once confirmed.
 	Provisional bool
@@ -99,6 +102,8 @@ func (r *Run) Validate() error {
 		return fmt.Errorf("run %q: parent: %w", r.ID, checkRef(r.Scope, r.ParentID))
 	case r.ChildID != "" && checkRef(r.Scope, r.ChildID) != nil:
 		return fmt.Errorf("run %q: child: %w", r.ID, checkRef(r.Scope, r.ChildID))
+	case r.ChildScope != "" && (r.ChildScope == r.Scope || checkScope(r.ChildScope) != nil):
+		return fmt.Errorf("run %q: child scope %q: not another valid scope", r.ID, r.ChildScope)
 	case r.Status == "":
 		return fmt.Errorf("run %q: status required", r.ID)
 	}

@@ -22,9 +22,12 @@ type Session struct {
 	// NativeID is the harness's own id (Claude Code: session_id, or agent_id for a sub-agent).
 	NativeID string
 
-	ParentID       string // ID of the parent session in the same scope; empty for a top-level session
-	ParentInferred bool   // the parent was guessed (no parent information in the payload), not read
-	Depth          int    // 0 for a top-level session, 1 for its sub-agents, …
+	ParentID string // ID of the parent session; empty for a top-level session
+	// ParentScope is the parent's memory scope when it is not Scope (an OpenClaw sub-agent
+	// spawned under another agent id); "" when the parent is in Scope.
+	ParentScope    string
+	ParentInferred bool // the parent was guessed (no parent information in the payload), not read
+	Depth          int  // 0 for a top-level session, 1 for its sub-agents, …
 
 	Project     string // the working directory the harness reported
 	ProjectNorm string // Project, realpath-normalised; groups sessions of one project
@@ -147,8 +150,10 @@ func (s *Session) Validate() error {
 		return fmt.Errorf("session %q: id contains NUL", s.ID)
 	case s.Harness == "":
 		return fmt.Errorf("session %q: harness required", s.ID)
-	case s.ParentID == s.ID:
+	case s.ParentID == s.ID && s.ParentScope == "":
 		return fmt.Errorf("session %q: is its own parent", s.ID)
+	case s.ParentScope != "" && (s.ParentScope == s.Scope || checkScope(s.ParentScope) != nil):
+		return fmt.Errorf("session %q: parent scope %q: not another valid scope", s.ID, s.ParentScope)
 	case s.Status != StatusActive && s.Status != StatusEnded:
 		return fmt.Errorf("session %q: status %q: want %q or %q", s.ID, s.Status, StatusActive, StatusEnded)
 	}

@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -74,4 +75,51 @@ func TestAddStatements(t *testing.T) {
 	if len(many) != kv.MaxStatements || many[0] != "5" {
 		t.Fatalf("capped: got %d, first %q", len(many), many[0])
 	}
+}
+
+func TestCrossScopeLinks(t *testing.T) {
+	s := MustOpenStore(t)
+	ctx := t.Context()
+	child := newSession("ops", "agent:ops:subagent:1")
+	child.ParentID, child.ParentScope, child.Depth = "agent:main:main", "main", 1
+	if err := s.PutSession(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSession(ctx, "ops", child.ID); err != nil || got.ParentScope != "main" || got.ParentID != "agent:main:main" {
+		t.Fatalf("child read back: %+v, %v", got, err)
+	}
+	r := kv.Run{Scope: "main", ID: "call-1", Harness: "openclaw", RootID: "agent:main:main", ParentID: "agent:main:main",
+		ChildID: child.ID, ChildScope: "ops", Status: kv.RunRunning}
+	if err := putRun(ctx, s, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.RunByChild(ctx, "main", child.ID); err != nil || got.ChildScope != "ops" {
+		t.Fatalf("run read back by its child: %+v, %v", got, err)
+	}
+
+	// A link to the session's own scope, or to no valid scope, is refused: "" says "same scope".
+	for _, ps := range []string{"ops", "a\x00b"} {
+		bad := child
+		bad.ParentScope = ps
+		if err := s.PutSession(ctx, bad); err == nil {
+			t.Errorf("parent scope %q: stored, want an error", ps)
+		}
+	}
+	badRun := r
+	badRun.ChildScope = "main"
+	if err := putRun(ctx, s, badRun); err == nil {
+		t.Error("a run whose child scope is its own: stored, want an error")
+	}
+	// Across scopes, the same key may be a parent: not its own parent.
+	same := newSession("ops", "agent:main:main")
+	same.ParentID, same.ParentScope = "agent:main:main", "main"
+	if err := s.PutSession(ctx, same); err != nil {
+		t.Errorf("a parent with the same id in another scope: %v", err)
+	}
+}
+
+// putRun stores r as it is.
+func putRun(ctx context.Context, s *kv.Store, r kv.Run) error {
+	_, err := s.UpdateRun(ctx, r.Scope, r.ID, func(cur *kv.Run, _ bool) error { *cur = r; return nil })
+	return err
 }

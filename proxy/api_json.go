@@ -20,6 +20,7 @@ type APISession struct {
 	Harness        string           `json:"harness"`
 	NativeID       string           `json:"native_id"`
 	ParentID       string           `json:"parent_id"`
+	ParentScope    string           `json:"parent_scope,omitempty"` // when the parent is in another scope
 	ParentInferred bool             `json:"parent_inferred"`
 	Depth          int              `json:"depth"`
 	Project        string           `json:"project"`
@@ -61,6 +62,7 @@ type APIRun struct {
 	RootID      string    `json:"root_id"`
 	ParentID    string    `json:"parent_id"`
 	ChildID     string    `json:"child_id"`
+	ChildScope  string    `json:"child_scope,omitempty"` // when the child is in another scope
 	Provisional bool      `json:"provisional"`
 	Description string    `json:"description"`
 	Prompt      string    `json:"prompt"`
@@ -144,7 +146,7 @@ type RunsReply struct {
 func apiSession(s kv.Session) APISession {
 	return APISession{
 		Scope: s.Scope, ID: s.ID, Harness: s.Harness, NativeID: s.NativeID,
-		ParentID: s.ParentID, ParentInferred: s.ParentInferred, Depth: s.Depth,
+		ParentID: s.ParentID, ParentScope: s.ParentScope, ParentInferred: s.ParentInferred, Depth: s.Depth,
 		Project: s.Project, ProjectNorm: s.ProjectNorm, Title: inject.Redact(s.Title), Objective: inject.Redact(s.Objective),
 		AgentType: s.AgentType, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		TurnCount: s.TurnCount, Files: nonNil(s.Files),
@@ -168,7 +170,7 @@ func apiTurn(t kv.Turn) APITurn {
 func apiRun(r kv.Run) APIRun {
 	return APIRun{
 		Scope: r.Scope, ID: r.ID, Harness: r.Harness, RootID: r.RootID, ParentID: r.ParentID,
-		ChildID: r.ChildID, Provisional: r.Provisional, Description: inject.Redact(r.Description),
+		ChildID: r.ChildID, ChildScope: r.ChildScope, Provisional: r.Provisional, Description: inject.Redact(r.Description),
 		Prompt: inject.Redact(r.Prompt), Type: r.Type, Status: r.Status, Result: inject.Redact(r.Result), Tokens: r.Tokens,
 		DurationMs: r.DurationMs, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		Depth: r.Depth, EndReason: r.EndReason, Reason: inject.Redact(r.Reason), Turns: r.Turns,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"net/http"
 	"path/filepath"
 
@@ -79,7 +80,7 @@ func (s *Server) getSession(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}
-	run, err := s.runByChild(ctx, scope, key)
+	run, err := s.runByChild(ctx, cmp.Or(sess.ParentScope, scope), key) // the parent's run
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,17 @@ func Summary(text string) string {
 // childSessionKey, runId, …}; the child runs in the background and its
 // result comes back to the spawning session in a turn of its own.
 func Spawn(r chatapi.Request, task, label string) chatapi.Reply {
+	return SpawnUnder(r, task, label, "")
+}
+
+// SpawnUnder is Spawn with sessions_spawn's agentId: the child runs under that
+// configured agent (agent:<agentID>:subagent:<uuid>), when the spawning
+// agent's subagents.allowAgents lets it; "" spawns under the caller's agent.
+func SpawnUnder(r chatapi.Request, task, label, agentID string) chatapi.Reply {
 	args := map[string]any{"task": task, "label": label}
+	if agentID != "" {
+		args["agentId"] = agentID
+	}
 	if r.HasTool(SpawnTool) || !r.HasTool(ToolCall) {
 		return chatapi.CallTool(SpawnTool, args)
 	}
