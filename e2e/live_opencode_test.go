@@ -58,6 +58,9 @@ type ocSetup struct {
 	Config   map[string]any // extra top-level opencode.json keys
 	// Script, when set, answers a model request first; ok false leaves it to the usual script.
 	Script func(chatapi.Request) (reply chatapi.Reply, ok bool)
+	// Follow, when set, maps OpenCode's URL to the one heirloom is told to follow (a proxy
+	// between them).
+	Follow func(ocURL string) string
 }
 
 // newOCLive skips t when opencode is absent (fails it under HEIRLOOM_E2E_REQUIRE), then starts
@@ -149,7 +152,7 @@ func (l *ocLive) startHeirloom(t *testing.T) {
 		"HOME=" + l.hHome,
 		"PATH=" + os.Getenv("PATH"),
 		"HEIRLOOM_LOG__FORMAT=text",
-		"HEIRLOOM_ADAPTERS__OPENCODE__SERVERS=" + l.OC.URL(),
+		"HEIRLOOM_ADAPTERS__OPENCODE__SERVERS=" + l.followURL(),
 	}
 	p.cmd.Env = append(p.cmd.Env, l.setup.ServeEnv...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
@@ -177,6 +180,14 @@ func (l *ocLive) startHeirloom(t *testing.T) {
 		}
 	}
 	t.Fatal("heirloom serve not ready in 15s")
+}
+
+// followURL is the URL heirloom follows OpenCode at.
+func (l *ocLive) followURL() string {
+	if l.setup.Follow != nil {
+		return l.setup.Follow(l.OC.URL())
+	}
+	return l.OC.URL()
 }
 
 // restartOpenCode kills OpenCode as a crash would and starts it again on the same port, project

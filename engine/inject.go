@@ -211,27 +211,28 @@ func (e *Engine) describe(ctx context.Context, d adapters.Describer, scope, id s
 	return sess.ParentID
 }
 
-// describeIfUnknown asks the harness, within Config.DescribeWait, about session id when its
-// parent (parent, when the plugin named one, else the session's own ParentID) is not stored, or
-// when heirloom does not know the session and no parent is named, and stores what it learns. It returns the session's parent as
-// stored then; "" when there is no describer, nothing was unknown, or the harness could not say.
+// describeIfUnknown asks the harness, within Config.DescribeWait, about session id when heirloom
+// does not know it (the stream has not reported it yet, so it is behind: the parent's latest
+// turns, the spawning one among them, are likely not stored either, and the description brings
+// them), or when it knows it but not its parent (parent, when the plugin named one, else the
+// session's own ParentID); it stores what it learns. It returns the session's parent as stored
+// then; "" when there is no describer, nothing was unknown, or the harness could not say.
 func (e *Engine) describeIfUnknown(ctx context.Context, harness, scope, id, parent string) string {
 	d := e.Describers[harness]
 	if d == nil || e.Config.DescribeWait <= 0 {
 		return ""
 	}
 	sess, err := e.Store.GetSession(ctx, scope, id)
-	known := err == nil
-	if parent == "" {
-		parent = sess.ParentID
-	}
-	switch {
-	case parent != "":
-		if _, err := e.Store.GetSession(ctx, scope, parent); err == nil {
-			return "" // the parent is stored: its block can be built, the child is linked later
+	if err == nil {
+		if parent == "" {
+			parent = sess.ParentID
 		}
-	case known:
-		return "" // a known top-level session
+		if parent == "" {
+			return "" // a known top-level session
+		}
+		if _, err := e.Store.GetSession(ctx, scope, parent); err == nil {
+			return "" // both known: the stream reported them
+		}
 	}
 	return e.describe(ctx, d, scope, id)
 }

@@ -15,6 +15,11 @@ import (
 // out those its transcript section already shows, and the engine those that only restate the task.
 const relevantExtra = 6
 
+// relevantMaxDocFreq leaves out of a task's search the terms found in more turns of the family
+// than this (search.Options.MaxDocFreq): in a family that large they rank next to nothing, and
+// reading them would make the child's first call wait (tens of milliseconds at 10 MB).
+const relevantMaxDocFreq = 2048
+
 // relevant returns the passages of parent's family (the parent and its sub-agents, child left
 // out) most relevant to child's task, best first: a search of the index for the task's
 // distinctive terms (search.TaskQuery), reading the family's postings only. Nothing when the
@@ -38,10 +43,11 @@ func (e *Engine) relevant(ctx context.Context, parent, child kv.Session) ([]inje
 		return nil, err
 	}
 	page, err := search.Run(ctx, indexSource{x: x}, q, search.Options{
-		Limit:    n + relevantExtra,
-		Sessions: slices.Sorted(maps.Keys(fam)),
-		Clean:    inject.Redact,
-		Plain:    true,
+		Limit:      n + relevantExtra,
+		Sessions:   slices.Sorted(maps.Keys(fam)),
+		MaxDocFreq: relevantMaxDocFreq,
+		Clean:      inject.Redact,
+		Plain:      true,
 	})
 	if err != nil {
 		return nil, err

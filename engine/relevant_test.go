@@ -167,3 +167,40 @@ func TestInject_DescribesUnknown(t *testing.T) {
 		t.Errorf("a known session with its known parent was described again (%d calls)", d.calls)
 	}
 }
+
+// TestInject_DescribesUnknownChildOfKnownParent: the stream reported the parent, but not yet the
+// child nor the parent's latest turns (it is behind); the child's first model call has the
+// harness describe the child, which brings those turns, and they reach its block.
+func TestInject_DescribesUnknownChildOfKnownParent(t *testing.T) {
+	e := openEngine(t, cct.NewTree(t, "unused"), nil)
+	ev := func(kind adapters.Kind, id string) adapters.Event {
+		return adapters.Event{Harness: "opencode", Kind: kind, SessionID: id, Cwd: "/srv/app"}
+	}
+	first := ev(adapters.KindTurns, "ses_P")
+	first.Turns = []adapters.Turn{{ID: "m1", Role: "user", Text: "Port the lexer."}}
+	for _, x := range []adapters.Event{ev(adapters.KindSessionStart, "ses_P"), first} {
+		if err := e.Consume(t.Context(), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest := ev(adapters.KindTurns, "ses_P")
+	latest.Turns = []adapters.Turn{
+		{ID: "m1", Role: "user", Text: "Port the lexer."},
+		{ID: "m2", Role: "assistant", Text: "LATEST-MARKER: the tokenizer tables are generated; delegating the checks."},
+	}
+	child := ev(adapters.KindSessionStart, "ses_C")
+	child.ParentSessionID = "ses_P"
+	d := &fakeDescriber{events: map[string][]adapters.Event{"ses_C": {ev(adapters.KindSessionStart, "ses_P"), latest, child}}}
+	e.Describers = map[string]adapters.Describer{"opencode": d}
+
+	block, err := e.Inject(t.Context(), engine.InjectRequest{Harness: "opencode", Session: "ses_C", Parent: "ses_P"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(block, "LATEST-MARKER") {
+		t.Errorf("the parent's latest turn, known only to the harness, is not in the child's block:\n%s", block)
+	}
+	if d.calls != 1 {
+		t.Errorf("described %d times, want 1", d.calls)
+	}
+}

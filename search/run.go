@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -38,6 +39,12 @@ type Options struct {
 	// just their postings where the Source is a SessionSource, and each term's document
 	// frequency is counted over them.
 	Sessions []string
+	// MaxDocFreq, when > 0, leaves out of the query a whole term (not a prefix) found in more
+	// than this many of the turns read: reading its postings stops there. Such a term ranks
+	// next to nothing (its IDF is low) yet costs the most to read; it bounds the cost of a
+	// task's search over a large family (engine: the passages relevant to a sub-agent's task).
+	// A query whose terms are all that common finds nothing.
+	MaxDocFreq int
 	// Plain leaves the snippets' matches unmarked (no **).
 	Plain bool
 	// Clean is applied to a snippet's text before it is cut and marked (redaction); nil keeps it.
@@ -430,6 +437,9 @@ func (r *runner) term(ctx context.Context, term string, prefix bool, within map[
 			lastTerm = p.Term
 		}
 		last.df++
+		if r.o.MaxDocFreq > 0 && !prefix && last.df > r.o.MaxDocFreq {
+			return errCommonTerm
+		}
 		if !r.passes(p) || (within != nil && within[p.Doc] == nil) {
 			return nil
 		}
@@ -451,6 +461,9 @@ func (r *runner) term(ctx context.Context, term string, prefix bool, within map[
 		err = ss.SessionPostings(ctx, term, r.o.Sessions, each)
 	} else {
 		err = r.src.Postings(ctx, term, prefix, each)
+	}
+	if errors.Is(err, errCommonTerm) {
+		return map[Doc]*candidate{}, nil // too common to rank anything: left out
 	}
 	if err != nil {
 		return nil, err
@@ -478,6 +491,9 @@ func (r *runner) term(ctx context.Context, term string, prefix bool, within map[
 	}
 	return docs, nil
 }
+
+// errCommonTerm stops the read of a term found in more than Options.MaxDocFreq turns.
+var errCommonTerm = errors.New("term too common")
 
 // idf is BM25's inverse document frequency of a term in df documents.
 func (r *runner) idf(df int) float64 {

@@ -572,3 +572,48 @@ func TestRun_Sessions(t *testing.T) {
 		t.Errorf("the family's best hit is the turn with ledger alone: %v", hitNames(plain))
 	}
 }
+
+// TestRun_MaxDocFreq: a term in more of the family's turns than MaxDocFreq is left out of the
+// query, its postings read no further than that; the other terms rank as before; a prefix is
+// not cut; a query of only such terms finds nothing.
+func TestRun_MaxDocFreq(t *testing.T) {
+	m := newMemSource()
+	var texts []string
+	for i := range 50 {
+		texts = append(texts, fmt.Sprintf("export job %d finished", i))
+	}
+	texts[20] = "export drops rows for large tenants"
+	texts[30] = "tenants list refreshed"
+	seed(m, "parent", texts...)
+	ss := &memSessionSource{memSource: m}
+	run := func(query string, maxDF int) Page {
+		t.Helper()
+		q, err := Parse(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss.read = 0
+		p, err := Run(t.Context(), ss, q, Options{Sessions: []string{"parent"}, MaxDocFreq: maxDF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := run("export OR tenants", 0)
+	if got := len(full.Hits); got != 20 {
+		t.Fatalf("without a bound: %d hits, want a full page of 20", got)
+	}
+	bounded := run("export OR tenants", 10)
+	if got := hitNames(bounded); !slices.Equal(got, []string{"parent/20", "parent/30"}) && !slices.Equal(got, []string{"parent/30", "parent/20"}) {
+		t.Errorf("with export (50 turns) over the bound of 10: hits %v, want only the tenants turns", got)
+	}
+	if ss.read > 11+2 {
+		t.Errorf("read %d postings, want export's cut after 11 and tenants' 2", ss.read)
+	}
+	if p := run("export", 10); len(p.Hits) != 0 {
+		t.Errorf("a query of one too-common term: %v, want no hits", hitNames(p))
+	}
+	if p := run("expo*", 10); len(p.Hits) == 0 {
+		t.Error("a prefix was cut by MaxDocFreq; it reads the whole term list")
+	}
+}
