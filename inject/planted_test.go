@@ -543,3 +543,24 @@ func BenchmarkPlantedFacts(b *testing.B) {
 		})
 	}
 }
+
+// TestPlantedGolden pins the two blocks heirloom builds at the end of a planted transcript of
+// several sizes (seed 1): the inherited block and the objective reinforcement, byte for byte, in
+// testdata/planted/<size>.golden (-update rewrites them). A change to what reaches a child shows
+// in review as a diff of real blocks, not only as a share in the table.
+func TestPlantedGolden(t *testing.T) {
+	for _, sz := range []struct {
+		name  string
+		bytes int
+	}{{"10kb", 10 << 10}, {"500kb", 500 << 10}, {"2mb", 2 << 20}} {
+		t.Run(sz.name, func(t *testing.T) {
+			s := genPlanted(plantedSeeds[0], sz.bytes)
+			inherited, reinforcement := realPath(s, chainPlanted(s))
+			if n := inject.Len(inherited); n > inject.DefaultMaxChars {
+				t.Errorf("inherited block of %d characters, over the cap", n)
+			}
+			checkGolden(t, filepath.Join("testdata", "planted", sz.name+".golden"),
+				"=== inherited ===\n"+inherited+"\n=== reinforcement ===\n"+reinforcement+"\n")
+		})
+	}
+}
