@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/heirloom-dev/heirloom/e2e/chatapi"
 	"github.com/heirloom-dev/heirloom/e2e/openclaw"
 	"github.com/heirloom-dev/heirloom/kv"
+	"github.com/heirloom-dev/heirloom/proxy"
 )
 
 // TestLiveOpenClawCrossAgent runs the real Gateway with two configured agents, main and ops,
@@ -115,6 +119,8 @@ func TestLiveOpenClawCrossAgent(t *testing.T) {
 		t.Errorf("%s's FIRST request has no inherited block in its system prompt:\n%.2000s", childKey, system)
 	case !strings.Contains(block, parentMark):
 		t.Errorf("%s's inherited block lacks its parent's marker %s:\n%s", childKey, parentMark, block)
+	case !strings.Contains(block, `"session": "`+parentKey+`", "scope": "main"`):
+		t.Errorf("%s's block does not say where to search its parent (scope main):\n%s", childKey, block)
 	}
 	if task, _ := openclaw.SubagentTask(turns[0]); task != childTask {
 		t.Errorf("%s's task: got %q, want %q", childKey, task, childTask)
@@ -124,6 +130,21 @@ func TestLiveOpenClawCrossAgent(t *testing.T) {
 		reply, ok := clawScopedSessionReply(hl.URL, "ops", childKey)
 		return ok && reply.Run != nil && reply.Run.Status == kv.RunCompleted
 	})
+
+	// The parent's lineage, read in its own scope, lists the child from the other.
+	var lin proxy.LineageReply
+	resp, err := http.Get(hl.URL + "/api/sessions/" + url.PathEscape(parentKey) + "/lineage?scope=main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&lin)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the parent's lineage: %d, %v", resp.StatusCode, err)
+	}
+	if len(lin.Descendants) != 1 || lin.Descendants[0].Session.ID != childKey || lin.Descendants[0].Session.Scope != "ops" {
+		t.Errorf("the parent's lineage: %+v; want the child, in scope ops", lin.Descendants)
+	}
 
 	hl.Stop(t)
 	st := hl.Store(t)

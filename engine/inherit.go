@@ -98,6 +98,7 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []
 		Constraints: append(constraints, inject.InferConstraints([]string{parent.Objective})...),
 		Decisions:   decisions,
 		SearchTool:  SearchTool,
+		SearchScope: otherScope(parent.Scope, e.Scope),
 		Packet:      e.packet(child),
 		Relevant:    passages,
 		RelevantMax: e.Config.RelevantPassages,

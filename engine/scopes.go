@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/heirloom-dev/heirloom/kv"
 )
@@ -36,11 +37,6 @@ func otherScope(scope, own string) string {
 	return scope
 }
 
-// parentScope returns the memory scope of sess's parent.
-func parentScope(sess kv.Session) string {
-	return cmp.Or(sess.ParentScope, sess.Scope)
-}
-
 // childScope returns the memory scope of r's sub-agent.
 func childScope(r kv.Run) string {
 	return cmp.Or(r.ChildScope, r.Scope)
@@ -48,7 +44,9 @@ func childScope(r kv.Run) string {
 
 // mayInherit reports whether a sub-agent in scope child may be handed the context of a parent in
 // scope parent: always within one scope; across scopes when Config.CrossScope names the
-// parent's scope, or "*".
+// parent's scope (in any case: OpenClaw lowercases agent ids), or "*".
 func (e *Engine) mayInherit(parent, child string) bool {
-	return parent == child || slices.Contains(e.Config.CrossScope, "*") || slices.Contains(e.Config.CrossScope, parent)
+	return parent == child || slices.ContainsFunc(e.Config.CrossScope, func(s string) bool {
+		return s == "*" || strings.EqualFold(strings.TrimSpace(s), parent)
+	})
 }

@@ -37,10 +37,12 @@ func openClawEngine(t *testing.T, crossScope []string) *engine.Engine {
 
 // crossSpawnEvents are the events the Gateway's stream gives heirloom for a cross-agent spawn,
 // scoped as the OpenClaw decoder scopes them (by the key's agent id): the parent's session and
-// turns, the spawn's task (the parent's), the child's session row naming its parent.
+// turns, the spawn's task (the parent's), the child's session row naming its parent. As on the
+// Gateway, the parent's rows carry no directory and the child's carries its own agent's
+// workspace.
 func crossSpawnEvents() []adapters.Event {
 	ev := func(kind adapters.Kind, scope, key string) adapters.Event {
-		return adapters.Event{Harness: "openclaw", Scope: scope, Kind: kind, SessionID: key, Cwd: "/srv/billing"}
+		return adapters.Event{Harness: "openclaw", Scope: scope, Kind: kind, SessionID: key}
 	}
 	turns := ev(adapters.KindTurns, "main", xParent)
 	turns.Turns = []adapters.Turn{
@@ -50,7 +52,7 @@ func crossSpawnEvents() []adapters.Event {
 	spawn := ev(adapters.KindSpawn, "main", xParent)
 	spawn.Spawn = &adapters.Spawn{ToolUseID: xChild, ChildSessionID: xChild, Prompt: xTask, Description: "query plans"}
 	child := ev(adapters.KindSessionStart, "ops", xChild)
-	child.ParentSessionID, child.Depth = xParent, 1
+	child.ParentSessionID, child.Depth, child.Cwd = xParent, 1, "/srv/workspace-ops"
 	return []adapters.Event{ev(adapters.KindSessionStart, "main", xParent), turns, spawn, child}
 }
 
@@ -87,8 +89,17 @@ func TestCrossScope_ChildInheritsItsParentFromAnotherScope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.ParentID != xParent || c.ParentScope != "main" || c.Depth != 1 || c.Objective != xTask {
-				t.Errorf("child: parent %q in %q, depth %d, objective %q; want %q in main, 1, the task", c.ParentID, c.ParentScope, c.Depth, c.Objective, xParent)
+			if c.ParentID != xParent || c.ParentScope != "main" || c.Depth != 1 || c.Objective != xTask || c.Project != "/srv/workspace-ops" {
+				t.Errorf("child: parent %q in %q, depth %d, objective %q, project %q; want %q in main, 1, the task, its workspace", c.ParentID, c.ParentScope, c.Depth, c.Objective, c.Project, xParent)
+			}
+			// The child's workspace is its own agent's: the parent (whose rows name none) does
+			// not take it, or its checkpoints would be filed under another agent's project.
+			if p, err := e.Store.GetSession(ctx, "main", xParent); err != nil || p.Project != "" {
+				t.Errorf("parent: project %q (%v), want none", p.Project, err)
+			}
+			kids, err := e.Store.Children(ctx, "main", xParent)
+			if err != nil || len(kids) != 1 || kids[0].Scope != "ops" || kids[0].ID != xChild {
+				t.Errorf("the parent's children in scope main: %+v, %v; want the child in ops", kids, err)
 			}
 			for _, wrong := range []struct{ scope, id string }{{"ops", xParent}, {"main", xChild}, {"default", xChild}, {"default", xParent}} {
 				if _, err := e.Store.GetSession(ctx, wrong.scope, wrong.id); !errors.Is(err, kv.ErrNotFound) {
@@ -124,6 +135,14 @@ func TestCrossScope_RunEndsWhenTheChildGoesIdle(t *testing.T) {
 	}
 }
 
+func TestCrossScope_IdleOfAnUnknownSession(t *testing.T) {
+	// A session heirloom never stored (deleted, or from before it ran) going idle is no error.
+	e := openClawEngine(t, []string{"*"})
+	if err := e.Consume(t.Context(), adapters.Event{Harness: "openclaw", Scope: "ops", Kind: adapters.KindIdle, SessionID: "agent:ops:subagent:gone"}); err != nil {
+		t.Errorf("idle of an unknown session: %v", err)
+	}
+}
+
 func TestCrossScope_PluginNamesTheParent(t *testing.T) {
 	// The plugin's first call of a child beats every event about it, and names its parent.
 	e := openClawEngine(t, []string{"main"})
@@ -138,6 +157,13 @@ func TestCrossScope_PluginNamesTheParent(t *testing.T) {
 }
 
 func TestCrossScope_TheParentsScopeMustAllowIt(t *testing.T) {
+	if block, err := func() (string, error) {
+		e := openClawEngine(t, []string{"Main"}) // agent ids are lowercase; the setting is read in any case
+		consumeAll(t, e, crossSpawnEvents())
+		return e.Inject(t.Context(), engine.InjectRequest{Harness: "openclaw", Session: xChild})
+	}(); err != nil || !strings.Contains(block, "PARENT-MARK") {
+		t.Errorf("inherit.cross_scope [Main]: %v, block:\n%s", err, block)
+	}
 	for _, allow := range [][]string{nil, {"ops"}, {"staging"}} {
 		e := openClawEngine(t, allow)
 		consumeAll(t, e, crossSpawnEvents())

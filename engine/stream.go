@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,6 +93,9 @@ func (e *Engine) streamSession(ctx context.Context, ev adapters.Event) error {
 		if ev.ParentSessionID != "" && (ev.ParentSessionID != ev.SessionID || pscope != ev.Scope) {
 			pev := ev
 			pev.Scope, pev.SessionID, pev.ParentSessionID = pscope, ev.ParentSessionID, ""
+			if pscope != ev.Scope {
+				pev.Cwd = "" // the child's directory is its own agent's workspace, not its parent's
+			}
 			var err error
 			parent, err = tx.UpdateSession(pscope, pev.SessionID, func(sess *kv.Session, exists bool) error {
 				ensure(sess, exists, pev)
@@ -246,6 +250,9 @@ func (e *Engine) streamSpawn(ctx context.Context, ev adapters.Event) error {
 		}
 		cev := ev
 		cev.Scope, cev.SessionID = childScope(run), run.ChildID
+		if cev.Scope != ev.Scope {
+			cev.Cwd = "" // the parent's directory; the child works in its own agent's workspace
+		}
 		_, err = tx.UpdateSession(cev.Scope, run.ChildID, func(c *kv.Session, exists bool) error {
 			ensure(c, exists, cev)
 			c.Objective = run.Prompt
@@ -282,7 +289,7 @@ func (e *Engine) streamIdle(ctx context.Context, ev adapters.Event) error {
 	}
 	// The run is its parent's: in the parent's scope, another one for a spawn under another
 	// agent id.
-	run, err := e.Store.RunByChild(ctx, parentScope(child), ev.SessionID)
+	run, err := e.Store.RunByChild(ctx, cmp.Or(child.ParentScope, ev.Scope), ev.SessionID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil
 	}

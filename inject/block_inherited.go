@@ -38,6 +38,9 @@ type Inherited struct {
 	// SearchTool names the MCP tool that searches the parent's whole transcript (session_search);
 	// when set, the block names the parent's full session key and how to search it.
 	SearchTool string
+	// SearchScope is the parent's memory scope when a search must name it (it is not the
+	// sidecar's default scope: an OpenClaw agent's); "" leaves it out of the hint.
+	SearchScope string
 	// Packet is what the sub-agent is told of itself: its task, the files the task names, its
 	// workspace and its depth. The zero value adds nothing.
 	Packet Packet
@@ -157,7 +160,7 @@ func InheritedBlock(in Inherited, b Budget) string {
 		top.WriteString("\nObjective: " + objective)
 	}
 	if in.SearchTool != "" && p.ID != "" {
-		top.WriteString("\n" + SearchHint(in.SearchTool, p.ID))
+		top.WriteString("\n" + SearchHint(in.SearchTool, p.ID, in.SearchScope))
 	}
 
 	blk := inheritedSections{
@@ -546,8 +549,12 @@ func flatten(s string) string {
 
 // SearchHint is the inherited block's line that names the parent's full session key and how to
 // search the rest of its transcript with the MCP tool tool.
-func SearchHint(tool, parentID string) string {
-	return "Parent session key: " + parentID + ` (more than this block holds: call ` + tool + ` with "session": "` + parentID + `")`
+func SearchHint(tool, parentID, scope string) string {
+	args := `"session": "` + parentID + `"`
+	if scope != "" {
+		args += `, "scope": "` + scope + `"`
+	}
+	return "Parent session key: " + parentID + ` (more than this block holds: call ` + tool + ` with ` + args + `)`
 }
 
 // Decisions in the inherited block.

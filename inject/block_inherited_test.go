@@ -108,4 +108,10 @@ func TestInheritedBlock_SearchHint(t *testing.T) {
 	if !strings.Contains(got, want) {
 		t.Errorf("block:\n%s\nwant it to hold:\n%s", got, want)
 	}
+	// A parent in another scope than the sidecar's (an OpenClaw agent's) is searched there.
+	in.SearchScope = "main"
+	want = `call session_search with "session": "sess-1:agent-2", "scope": "main")`
+	if got := inject.InheritedBlock(in, inject.Budget{}); !strings.Contains(got, want) {
+		t.Errorf("block:\n%s\nwant it to hold:\n%s", got, want)
+	}
 }

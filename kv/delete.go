@@ -106,7 +106,7 @@ func (s *Store) deleteSession(ctx context.Context, db *pebble.DB, scope, id stri
 		return Deleted{}, err
 	}
 	if sess.ParentID != "" {
-		if err := b.Delete(childKey(scope, sess.ParentID, sess.CreatedAt, id), nil); err != nil {
+		if err := b.Delete(parentLinkKey(&sess), nil); err != nil {
 			return Deleted{}, err
 		}
 	}

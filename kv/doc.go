@@ -24,6 +24,7 @@
 //	s       scope 0 id                                   JSON Session    —
 //	r       scope 0 ^updated id                          empty           newest UpdatedAt first
 //	c       scope 0 parentID 0 created id                empty           oldest CreatedAt first
+//	l       scope 0 parentID 0 created childScope 0 id   empty           a parent's children in other scopes, oldest first
 //	t       scope 0 id 0 seq                             JSON Turn       Seq ascending
 //	i       scope 0 id 0 sourceID                        JSON number     the turn's Seq
 //	n       scope 0 id                                   JSON Run        —
@@ -45,7 +46,8 @@
 //	f       scope 0 id                                   JSON []Fact     a session's facts ledger (Store.Ledger), written with its turns
 //
 // r is the recency index and c the children-by-parent index; each has exactly one entry per
-// session (c only when it has a parent), moved in the same batch as the session when UpdatedAt,
+// session (c only when it has a parent; l, in the parent's scope, instead of c when the parent
+// is in another scope, Session.ParentScope), moved in the same batch as the session when UpdatedAt,
 // ParentID or CreatedAt change. i is the per-session SourceID → Seq index used to skip turns
 // that were stored already (UpsertTurns overwrites through it instead). A run's o and u entries
 // are written once, with the run (CreatedAt and RootID never change); its v entry moves with its

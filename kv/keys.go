@@ -21,6 +21,7 @@ const (
 	prefixSession    byte = 's' // s <scope> 0 <id>: a Session
 	prefixRecency    byte = 'r' // r <scope> 0 <^updated> <id>: recency index, newest first
 	prefixChild      byte = 'c' // c <scope> 0 <parent> 0 <created> <id>: children-by-parent index
+	prefixCrossChild byte = 'l' // l <parent scope> 0 <parent> 0 <created> <child scope> 0 <id>: children in another scope
 	prefixTurn       byte = 't' // t <scope> 0 <id> 0 <seq>: a Turn
 	prefixTurnSource byte = 'i' // i <scope> 0 <id> 0 <source id>: SourceID → Seq index
 
@@ -148,6 +149,44 @@ func decodeChildKey(k []byte) (scope, parentID string, created time.Time, id str
 	created = bitsTime(r.uint64())
 	id = r.lastPart()
 	return scope, parentID, created, id, r.done("child")
+}
+
+// crossChildrenPrefix is l <scope> 0 <parent> 0: every link of one parent to a child in another
+// scope, oldest first.
+func crossChildrenPrefix(scope, parentID string) []byte {
+	k := make([]byte, 0, 3+len(scope)+len(parentID))
+	k = append(k, prefixCrossChild)
+	k = appendPart(k, scope)
+	return appendPart(k, parentID)
+}
+
+// crossChildKey is l <parent scope> 0 <parent> 0 <created> <child scope> 0 <id>: the link lives
+// in the parent's scope, where its children are listed, and names the child's.
+func crossChildKey(scope, parentID string, created time.Time, childScope, id string) []byte {
+	k := crossChildrenPrefix(scope, parentID)
+	k = binary.BigEndian.AppendUint64(k, timeBits(created))
+	k = appendPart(k, childScope)
+	return append(k, id...)
+}
+
+func decodeCrossChildKey(k []byte) (scope, parentID string, created time.Time, childScope, id string, err error) {
+	r := keyReader{b: k}
+	r.prefix(prefixCrossChild)
+	scope = r.part()
+	parentID = r.part()
+	created = bitsTime(r.uint64())
+	childScope = r.part()
+	id = r.lastPart()
+	return scope, parentID, created, childScope, id, r.done("cross child")
+}
+
+// parentLinkKey is the children-index entry of sess, which has a parent: c in its own scope, or
+// l in its parent's when that is another.
+func parentLinkKey(sess *Session) []byte {
+	if sess.ParentScope != "" {
+		return crossChildKey(sess.ParentScope, sess.ParentID, sess.CreatedAt, sess.Scope, sess.ID)
+	}
+	return childKey(sess.Scope, sess.ParentID, sess.CreatedAt, sess.ID)
 }
 
 // turnsPrefix is t <scope> 0 <id> 0: every turn of one session, by Seq.

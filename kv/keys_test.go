@@ -42,6 +42,10 @@ func TestKeys_RoundTrip(t *testing.T) {
 					t.Errorf("child: got %q %q %v %q %v, want %q %q %v %q nil",
 						scope, parent, got, id, err, tt.scope, tt.id+"-parent", ts, tt.id)
 				}
+				scope, parent, got, cs, id, err := decodeCrossChildKey(crossChildKey(tt.scope, tt.id+"-parent", ts, "ops", tt.id))
+				if err != nil || scope != tt.scope || parent != tt.id+"-parent" || !got.Equal(ts) || cs != "ops" || id != tt.id {
+					t.Errorf("cross child: got %q %q %v %q %q %v", scope, parent, got, cs, id, err)
+				}
 			}
 			scope, id, err = decodeCheckpointKey(checkpointKey(tt.scope, tt.id))
 			if err != nil || scope != tt.scope || id != tt.id {

@@ -3,6 +3,7 @@ package kv_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,53 @@ func TestCrossScopeLinks(t *testing.T) {
 func putRun(ctx context.Context, s *kv.Store, r kv.Run) error {
 	_, err := s.UpdateRun(ctx, r.Scope, r.ID, func(cur *kv.Run, _ bool) error { *cur = r; return nil })
 	return err
+}
+
+func TestChildrenAcrossScopes(t *testing.T) {
+	s := MustOpenStore(t)
+	ctx := t.Context()
+	put := func(sess kv.Session) {
+		t.Helper()
+		if err := s.PutSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(newSession("main", "P"))
+	same := newSession("main", "C1")
+	same.ParentID = "P"
+	put(same)
+	cross := newSession("ops", "C2")
+	cross.ParentID, cross.ParentScope = "P", "main"
+	put(cross)
+	names := func(ss []kv.Session) string {
+		var out []string
+		for _, x := range ss {
+			out = append(out, x.Scope+"/"+x.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	kids, err := s.Children(ctx, "main", "P")
+	if err != nil || names(kids) != "main/C1 ops/C2" {
+		t.Fatalf("children of main/P: %q, %v; want main/C1 ops/C2", names(kids), err)
+	}
+	top, err := s.ListSessions(ctx, "ops", kv.SessionFilter{TopLevel: true})
+	if err != nil || names(top) != "ops/C2" {
+		t.Errorf("top of scope ops: %q, %v; want the child whose parent is in main", names(top), err)
+	}
+	// The link moves with the parent, and goes with the session.
+	if _, err := s.UpdateSession(ctx, "ops", "C2", func(c *kv.Session, _ bool) error { c.ParentID, c.ParentScope = "", ""; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if kids, _ := s.Children(ctx, "main", "P"); names(kids) != "main/C1" {
+		t.Errorf("after C2 lost its parent: children %q", names(kids))
+	}
+	if _, err := s.UpdateSession(ctx, "ops", "C2", func(c *kv.Session, _ bool) error { c.ParentID, c.ParentScope = "P", "main"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteSession(ctx, "ops", "C2"); err != nil {
+		t.Fatal(err)
+	}
+	if kids, err := s.Children(ctx, "main", "P"); err != nil || names(kids) != "main/C1" {
+		t.Errorf("after deleting ops/C2: children %q, %v", names(kids), err)
+	}
 }

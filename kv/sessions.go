@@ -29,7 +29,7 @@ type SessionFilter struct {
 	ProjectNorm string // only sessions of this normalised project
 	ParentID    string // only direct children of this session
 	Status      string // only sessions with this status (StatusActive, StatusEnded)
-	TopLevel    bool   // only sessions without a parent
+	TopLevel    bool   // only sessions without a parent in the scope (none, or one in another scope)
 	Limit       int    // at most this many sessions; 0 or less means all
 }
 
@@ -38,7 +38,7 @@ func (f *SessionFilter) match(s *Session) bool {
 		(f.ProjectNorm == "" || s.ProjectNorm == f.ProjectNorm) &&
 		(f.ParentID == "" || s.ParentID == f.ParentID) &&
 		(f.Status == "" || s.Status == f.Status) &&
-		(!f.TopLevel || s.ParentID == "")
+		(!f.TopLevel || s.ParentID == "" || s.ParentScope != "")
 }
 
 // PutSession stores sess, replacing any stored session with its Scope and ID, except for the
@@ -106,8 +106,8 @@ func putSession(b *pebble.Batch, sess, prev *Session, now time.Time) error {
 				return err
 			}
 		}
-		if prev.ParentID != "" && (prev.ParentID != sess.ParentID || !prev.CreatedAt.Equal(sess.CreatedAt)) {
-			if err := b.Delete(childKey(prev.Scope, prev.ParentID, prev.CreatedAt, prev.ID), nil); err != nil {
+		if prev.ParentID != "" && (prev.ParentID != sess.ParentID || prev.ParentScope != sess.ParentScope || !prev.CreatedAt.Equal(sess.CreatedAt)) {
+			if err := b.Delete(parentLinkKey(prev), nil); err != nil {
 				return err
 			}
 		}
@@ -116,7 +116,7 @@ func putSession(b *pebble.Batch, sess, prev *Session, now time.Time) error {
 		return err
 	}
 	if sess.ParentID != "" {
-		return b.Set(childKey(sess.Scope, sess.ParentID, sess.CreatedAt, sess.ID), nil, nil)
+		return b.Set(parentLinkKey(sess), nil, nil)
 	}
 	return nil
 }
@@ -179,8 +179,9 @@ func (s *Store) ListSessions(ctx context.Context, scope string, f SessionFilter)
 }
 
 // Children returns the sessions whose ParentID is parentID, oldest first (by CreatedAt, then
-// ID). It returns an error wrapping ErrNotFound when the parent is not stored; a stored parent
-// without children gives an empty result.
+// ID), those of its scope first, then those in other scopes (a sub-agent spawned under another
+// OpenClaw agent; its Scope says which). It returns an error wrapping ErrNotFound when the parent
+// is not stored; a stored parent without children gives an empty result.
 func (s *Store) Children(ctx context.Context, scope, parentID string) ([]Session, error) {
 	if err := checkRef(scope, parentID); err != nil {
 		return nil, fmt.Errorf("list children: %w", err)
@@ -213,6 +214,20 @@ func (s *Store) Children(ctx context.Context, scope, parentID string) ([]Session
 		out = append(out, sess)
 		return true, nil
 	})
+	if err == nil {
+		err = scanPrefix(ctx, r, crossChildrenPrefix(scope, parentID), func(k []byte) (bool, error) {
+			_, _, _, childScope, id, err := decodeCrossChildKey(k)
+			if err != nil {
+				return false, err
+			}
+			sess, err := indexedSession(r, childScope, id)
+			if err != nil {
+				return false, err
+			}
+			out = append(out, sess)
+			return true, nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list children of %s/%s: %w", scope, parentID, err)
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -28,8 +29,9 @@ func (s *Server) getLineage(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &lineageWalk{s: s, ctx: r.Context(), scope: p.scope(s.scope()), seen: map[string]bool{key: true}}
-	sess, err := s.store().GetSession(w.ctx, w.scope, key)
+	scope := p.scope(s.scope())
+	w := &lineageWalk{s: s, ctx: r.Context(), seen: map[string]bool{lineageKey(scope, key): true}}
+	sess, err := s.store().GetSession(w.ctx, scope, key)
 	if err != nil {
 		return nil, notFound(err, "session "+key)
 	}
@@ -37,19 +39,19 @@ func (s *Server) getLineage(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	descendants, err := w.descendants(key, 1)
+	descendants, err := w.descendants(scope, key, 1)
 	if err != nil {
 		return nil, err
 	}
 	return LineageReply{Session: apiSession(sess), Ancestors: ancestors, Descendants: descendants, Truncated: w.truncated}, nil
 }
 
-// lineageWalk is the state of one lineage request.
+// lineageWalk is the state of one lineage request. It crosses scopes where a parent and its
+// sub-agent live in different ones (an OpenClaw spawn under another agent id).
 type lineageWalk struct {
 	s         *Server
 	ctx       context.Context
-	scope     string
-	seen      map[string]bool // sessions already placed in the reply
+	seen      map[string]bool // sessions already placed in the reply (lineageKey)
 	nodes     int             // descendants listed so far
 	truncated bool
 }
@@ -58,13 +60,13 @@ type lineageWalk struct {
 // (not recorded yet), at a session already seen (a cycle) or after maxLineageDepth generations.
 func (w *lineageWalk) ancestors(sess kv.Session) ([]APISession, error) {
 	out := []APISession{}
-	for id := sess.ParentID; id != ""; {
-		if w.seen[id] || len(out) == maxLineageDepth {
+	for id, scope := sess.ParentID, cmp.Or(sess.ParentScope, sess.Scope); id != ""; {
+		if w.seen[lineageKey(scope, id)] || len(out) == maxLineageDepth {
 			w.truncated = true
 			break
 		}
-		w.seen[id] = true
-		parent, err := w.s.store().GetSession(w.ctx, w.scope, id)
+		w.seen[lineageKey(scope, id)] = true
+		parent, err := w.s.store().GetSession(w.ctx, scope, id)
 		if errors.Is(err, kv.ErrNotFound) {
 			break
 		}
@@ -72,17 +74,17 @@ func (w *lineageWalk) ancestors(sess kv.Session) ([]APISession, error) {
 			return nil, err
 		}
 		out = append(out, apiSession(parent))
-		id = parent.ParentID
+		id, scope = parent.ParentID, cmp.Or(parent.ParentScope, scope)
 	}
 	slices.Reverse(out)
 	return out, nil
 }
 
-// descendants returns the tree below session id, which sits depth-1 generations below the
-// requested session; children oldest first.
-func (w *lineageWalk) descendants(id string, depth int) ([]LineageNode, error) {
+// descendants returns the tree below session id of scope, which sits depth-1 generations below
+// the requested session; children oldest first (those in other scopes after).
+func (w *lineageWalk) descendants(scope, id string, depth int) ([]LineageNode, error) {
 	out := []LineageNode{}
-	kids, err := w.s.store().Children(w.ctx, w.scope, id)
+	kids, err := w.s.store().Children(w.ctx, scope, id)
 	if err != nil {
 		return nil, err
 	}
@@ -91,17 +93,17 @@ func (w *lineageWalk) descendants(id string, depth int) ([]LineageNode, error) {
 		return out, nil
 	}
 	for _, kid := range kids {
-		if w.seen[kid.ID] || w.nodes == maxLineageNodes {
+		if w.seen[lineageKey(kid.Scope, kid.ID)] || w.nodes == maxLineageNodes {
 			w.truncated = true
 			continue
 		}
-		w.seen[kid.ID] = true
+		w.seen[lineageKey(kid.Scope, kid.ID)] = true
 		w.nodes++
-		run, err := w.s.runByChild(w.ctx, w.scope, kid.ID)
+		run, err := w.s.runByChild(w.ctx, scope, kid.ID) // the parent's run, in the parent's scope
 		if err != nil {
 			return nil, err
 		}
-		children, err := w.descendants(kid.ID, depth+1)
+		children, err := w.descendants(kid.Scope, kid.ID, depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -109,3 +111,6 @@ func (w *lineageWalk) descendants(id string, depth int) ([]LineageNode, error) {
 	}
 	return out, nil
 }
+
+// lineageKey names session id of scope in a walk's seen set.
+func lineageKey(scope, id string) string { return scope + "\x00" + id }

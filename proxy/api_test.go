@@ -576,3 +576,50 @@ func TestAPI_StoreClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestAPI_LineageAcrossScopes: an OpenClaw parent under agent main with a sub-agent spawned
+// under agent ops. The parent's lineage lists the child (in scope ops, with the parent's run),
+// the child's lists the parent as its ancestor, and each session's reply counts and finds
+// what the other scope holds.
+func TestAPI_LineageAcrossScopes(t *testing.T) {
+	s := MustOpenServer(t, nil)
+	ctx := t.Context()
+	for _, sess := range []kv.Session{
+		{Scope: "main", ID: "agent:main:main", Harness: "openclaw", Status: kv.StatusActive},
+		{Scope: "ops", ID: "agent:ops:subagent:1", Harness: "openclaw", Status: kv.StatusActive, ParentID: "agent:main:main", ParentScope: "main", Depth: 1},
+	} {
+		if err := s.Engine.Store.PutSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := kv.Run{Scope: "main", ID: "agent:ops:subagent:1", Harness: "openclaw", RootID: "agent:main:main", ParentID: "agent:main:main",
+		ChildID: "agent:ops:subagent:1", ChildScope: "ops", Status: kv.RunRunning}
+	if _, err := s.Engine.Store.UpdateRun(ctx, "main", run.ID, func(r *kv.Run, _ bool) error { *r = run; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var parent proxy.LineageReply
+	if status, code := get(t, s, "/api/sessions/agent:main:main/lineage?scope=main", nil, &parent); status != 200 {
+		t.Fatalf("parent's lineage: %d %q", status, code)
+	}
+	if len(parent.Descendants) != 1 {
+		t.Fatalf("parent's descendants: %+v, want the child in ops", parent.Descendants)
+	}
+	if d := parent.Descendants[0]; d.Session.Scope != "ops" || d.Session.ParentScope != "main" || d.Run == nil || d.Run.ChildScope != "ops" {
+		t.Errorf("the child as its parent's lineage shows it: session %+v, run %+v", d.Session, d.Run)
+	}
+	var child proxy.LineageReply
+	if status, code := get(t, s, "/api/sessions/agent:ops:subagent:1/lineage?scope=ops", nil, &child); status != 200 {
+		t.Fatalf("child's lineage: %d %q", status, code)
+	}
+	if len(child.Ancestors) != 1 || child.Ancestors[0].ID != "agent:main:main" || child.Ancestors[0].Scope != "main" {
+		t.Errorf("child's ancestors: %+v, want its parent in main", child.Ancestors)
+	}
+	var p proxy.SessionReply
+	if status, code := get(t, s, "/api/sessions/agent:main:main?scope=main", nil, &p); status != 200 || p.Children != 1 {
+		t.Errorf("parent: %d %q, %d children; want 1", status, code, p.Children)
+	}
+	var c proxy.SessionReply
+	if status, code := get(t, s, "/api/sessions/agent:ops:subagent:1?scope=ops", nil, &c); status != 200 || c.Run == nil || c.Run.Scope != "main" {
+		t.Errorf("child: %d %q, run %+v; want its parent's run, in main", status, code, c.Run)
+	}
+}
