@@ -24,26 +24,34 @@ func (c *CheckpointCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom checkpoint", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: heirloom checkpoint KEY [--scope S] [--json]")
+		fmt.Fprintln(fs.Output(), "Usage: heirloom checkpoint KEY [--scope S] [--json]\n\nTakes a checkpoint of session KEY (its id, or the short id 'heirloom sessions' shows) now\nand prints it.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	asJSON := fs.Bool("json", false, "print the API's JSON reply as is")
 	scope := fs.String("scope", "", "the memory scope of the session (default: the configured one)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	sidecarURL := urlFlag(fs)
+	if err := parseArgs(fs, args, c.Stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(fs.Output(), "heirloom checkpoint: session KEY required")
 		return errUsage
 	}
 	key := fs.Arg(0)
-	if err := parseFlags(fs, fs.Args()[1:]); err != nil { // flags after KEY
+	if err := parseFlags(fs, fs.Args()[1:], c.Stdout); err != nil { // flags after KEY
+		return err
+	}
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
+	if key, err = resolveSession(ctx, client, key, *scope); err != nil {
 		return err
 	}
 	q := url.Values{"trigger": {"explicit"}}
 	setIf(q, "scope", *scope)
 	var cp proxy.APICheckpoint
-	raw, err := apiClient(c.Env).Post(ctx, "/api/sessions/"+url.PathEscape(key)+"/checkpoints", q, nil, &cp)
+	raw, err := client.Post(ctx, "/api/sessions/"+url.PathEscape(key)+"/checkpoints", q, nil, &cp)
 	switch {
 	case err != nil:
 		return explain(err)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/heirloom-dev/heirloom/adapters"
 	"io"
 	"strings"
 
@@ -24,6 +26,10 @@ type HookCommand struct {
 // how). The harnesses it relays are those registered with hooks; misuse still prints the empty
 // reply, since a hook must never block.
 func (c *HookCommand) Run(ctx context.Context, args []string) int {
+	if adapters.WantsHelp(args) { // before any "--": a wrapped command's own -h is its own
+		fmt.Fprint(c.Stdout, hookUsage)
+		return 0
+	}
 	if len(args) > 0 {
 		if h, ok := harnesses().Get(args[0]); !ok || h.Hooks == nil {
 			var names []string
@@ -39,6 +45,16 @@ func (c *HookCommand) Run(ctx context.Context, args []string) int {
 	}
 	return hookshim.Main(ctx, "heirloom hook", args, c.Env, c.Stdin, c.Stdout, c.Stderr)
 }
+
+// hookUsage is `heirloom hook`'s help.
+const hookUsage = `Usage: heirloom hook claude-code               the command-hook shim: hook JSON on stdin, reply on stdout
+       heirloom hook claude-code -- CMD ARGS…   the same in front of an existing hook command: its reply merged after heirloom's
+
+A harness runs this, not you: 'heirloom install claude-code' writes it into Claude Code's
+settings. It reads HEIRLOOM_URL (default ` + "http://127.0.0.1:7433" + `), HEIRLOOM_TOKEN and
+HEIRLOOM_HOOK_TIMEOUT, no config file, and always replies (an empty reply when the sidecar is
+down), so a hook never blocks the harness.
+`
 
 // lookup returns the value of key in env ("KEY=VALUE" pairs), or def when unset or empty.
 func lookup(env []string, key, def string) string {

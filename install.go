@@ -27,6 +27,10 @@ func (c *InstallCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.Stderr, installUsage(reg))
 		return errUsage
 	}
+	if adapters.WantsHelp(args[:1]) || args[0] == "help" {
+		fmt.Fprintln(c.Stdout, installUsage(reg)+"\n\nRun 'heirloom install HARNESS -h' for a harness's flags.")
+		return errHelp
+	}
 	h, ok := reg.Get(args[0])
 	if !ok || h.Installer == nil {
 		fmt.Fprintf(c.Stderr, "heirloom install: unknown harness %q\n%s\n", args[0], installUsage(reg))
@@ -38,8 +42,11 @@ func (c *InstallCommand) Run(ctx context.Context, args []string) error {
 		Stdout:      c.Stdout,
 		Stderr:      c.Stderr,
 	})
-	if errors.Is(err, adapters.ErrUsage) {
+	switch {
+	case errors.Is(err, adapters.ErrUsage):
 		return errUsage
+	case errors.Is(err, adapters.ErrHelp):
+		return errHelp
 	}
 	return err
 }

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	env := os.Environ()
 	switch args[0] {
 	case "serve":
-		return exitCode(stderr, (&ServeCommand{Env: env, Stderr: stderr}).Run(ctx, args[1:]))
+		return exitCode(stderr, (&ServeCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "hook":
 		return (&HookCommand{Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:])
 	case "sessions":

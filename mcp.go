@@ -33,11 +33,18 @@ can use the sidecar's /mcp directly instead.
 func (c *MCPCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom mcp", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
-	fs.Usage = func() { fmt.Fprint(c.Stderr, mcpUsage) }
-	if err := parseFlags(fs, args); err != nil {
+	sidecarURL := urlFlag(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), mcpUsage+"\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	client := apiClient(c.Env)
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
 	client.Timeout = 30 * time.Second
 	return proxy.ServeMCPStdio(ctx, client, version(), c.Stdin, c.Stdout)
 }

@@ -30,14 +30,18 @@ func (c *ReindexCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom reindex", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(c.Stderr, "Usage: heirloom reindex [--detach]\n\nRebuilds the running sidecar's search index from every stored turn, with a progress bar.\nThe sidecar does it by itself after an upgrade that changes the index; this is for doing it now.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: heirloom reindex [--detach]\n\nRebuilds the running sidecar's search index from every stored turn, with a progress bar.\nThe sidecar does it by itself after an upgrade that changes the index; this is for doing it now.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	detach := fs.Bool("detach", false, "start the rebuild and return at once")
-	if err := parseFlags(fs, args); err != nil {
+	sidecarURL := urlFlag(fs)
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	client := apiClient(c.Env)
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
 	var st proxy.IndexReply
 	if _, err := client.Post(ctx, "/api/index/rebuild", nil, nil, &st); err != nil {
 		return explain(err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,8 +46,22 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 	since := fs.String("since", "", "only runs created since: a duration back from now (24h), a date or an RFC 3339 time")
 	limit := fs.Int("limit", 20, "at most this many runs")
 	scope := fs.String("scope", "", "the memory scope to list (default: the configured one; OpenClaw runs are filed under their agent id, e.g. main)")
-	if err := parseFlags(fs, args); err != nil {
+	sidecarURL := urlFlag(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: heirloom runs [flags]\n       heirloom runs show [flags] ID\n\nLists the sub-agent runs heirloom recorded, newest first. A session flag takes the\nsession's id or the short id 'heirloom sessions' shows.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
+	}
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
+	for _, key := range []*string{session, root, parent, child} {
+		if err := resolveSessionFlag(ctx, client, key, *scope); err != nil {
+			return err
+		}
 	}
 	q := url.Values{"limit": {strconv.Itoa(*limit)}}
 	filters := map[string]string{"session": *session, "root": *root, "parent": *parent, "child": *child,
@@ -60,7 +73,7 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 	}
 	setIf(q, "scope", *scope)
 	var list proxy.RunsReply
-	raw, err := apiClient(c.Env).Get(ctx, "/api/runs", q, &list)
+	raw, err := client.Get(ctx, "/api/runs", q, &list)
 	switch {
 	case err != nil:
 		return explain(err)
@@ -90,20 +103,24 @@ func (c *RunsCommand) show(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom runs show", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(c.Stderr, "Usage: heirloom runs show [--json] [--scope S] ID\n\nPrints the run's result as a model reads it ([Subagent Result: …], how it ended,\nits figures): the whole result while it is kept (runs.result_retention), the\ncondensed form once it was swept.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: heirloom runs show [--json] [--scope S] ID\n\nPrints the run's result as a model reads it ([Subagent Result: …], how it ended,\nits figures): the whole result while it is kept (runs.result_retention), the\ncondensed form once it was swept.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	asJSON := fs.Bool("json", false, "print the API's JSON reply as is: the run and its cast")
 	scope := fs.String("scope", "", "the memory scope of the run (default: the configured one)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	sidecarURL := urlFlag(fs)
+	if err := parseArgs(fs, args, c.Stdout); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(c.Stderr, "heirloom runs show: exactly one run id is required")
 		fs.Usage()
 		return errUsage
 	}
-	client := apiClient(c.Env)
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
 	q := url.Values{"full": {"true"}}
 	setIf(q, "scope", *scope)
 	id := fs.Arg(0)
@@ -128,38 +145,24 @@ func (c *RunsCommand) show(ctx context.Context, args []string) error {
 	return err
 }
 
-// fullID finds the run whose id id shortens (the table's ID column) or starts: it asks the API
-// for the runs whose id starts with id, and when none does and the table may have shortened a
-// part before the last, for those whose id starts as far as that part (searchPrefix), so only
-// those are read. It errors when none or several match.
+// fullID finds the run whose id id shortens (the table's ID column) or starts (matchShort).
 func (c *RunsCommand) fullID(ctx context.Context, client *proxy.Client, id, scope string) (string, error) {
-	var found []string
-	for _, prefix := range slices.Compact([]string{id, searchPrefix(id)}) {
+	return matchShort(id, "run", func(prefix string) ([]string, error) {
 		q := url.Values{"prefix": {prefix}, "limit": {strconv.Itoa(prefixLimit)}}
 		setIf(q, "scope", scope)
 		var list proxy.RunsReply
 		if _, err := client.Get(ctx, "/api/runs", q, &list); err != nil {
-			return "", explain(err)
+			return nil, explain(err)
 		}
+		ids := make([]string, 0, len(list.Runs))
 		for _, r := range list.Runs {
-			if strings.HasPrefix(r.ID, id) || shortID(r.ID) == id {
-				found = append(found, r.ID)
-			}
+			ids = append(ids, r.ID)
 		}
-		if len(found) > 0 {
-			break
-		}
-	}
-	switch len(found) {
-	case 0:
-		return "", fmt.Errorf("no run %s", id)
-	case 1:
-		return found[0], nil
-	}
-	return "", fmt.Errorf("%s names %d runs (%s): give more of its id", id, len(found), strings.Join(found, ", "))
+		return ids, nil
+	})
 }
 
-// prefixLimit is the most runs `heirloom runs show` reads to find the one a shortened id names.
+// prefixLimit is the most runs or sessions read to find the one a shortened id names.
 const prefixLimit = 100
 
 // searchPrefix is what every id that shortID shortens to short starts with: short up to and

@@ -99,7 +99,7 @@ func TestRunsCommand(t *testing.T) {
 		t.Errorf("runs show --json: %v, %+v", err, reply)
 	}
 	for _, tc := range []struct{ id, want string }{
-		{"nope", "heirloom: no run nope\n"},
+		{"nope", "heirloom: run nope not found\n"},
 		{"toolu_01", "heirloom: toolu_01 names 2 runs"},
 	} {
 		if _, stderr, code := runCLI(t, env, "runs", "show", tc.id); code != 1 || !strings.HasPrefix(stderr, tc.want) {

@@ -37,7 +37,7 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom search", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(c.Stderr, searchUsage)
+		fmt.Fprint(fs.Output(), searchUsage)
 		fs.PrintDefaults()
 	}
 	session := fs.String("session", "", "search only this session and its sub-agents (a session id as 'heirloom sessions' lists it)")
@@ -50,10 +50,11 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 	cursor := fs.String("cursor", "", "the next page: the cursor a previous search printed")
 	scope := fs.String("scope", "", "the memory scope to search (default: the configured one)")
 	asJSON := fs.Bool("json", false, "print the API's JSON reply as is")
+	sidecarURL := urlFlag(fs)
 	var words []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return errUsage
+		if err := parseArgs(fs, rest, c.Stdout); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -67,9 +68,15 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
+	if err := resolveSessionFlag(ctx, client, session, *scope); err != nil {
+		return err
+	}
 	now := nowOr(c.Now)
 	req := proxy.SearchRequest{Query: query, Scope: *scope, Session: *session, Harness: *harness, Project: *project, Role: *role, Limit: *limit, Cursor: *cursor}
-	var err error
 	if req.Since, err = proxy.ParseWhen(*since, now); err != nil {
 		return fmt.Errorf("--since: %w", err)
 	}
@@ -81,7 +88,7 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	var reply proxy.SearchReply
-	raw, err := apiClient(c.Env).Post(ctx, "/api/sessions/search", nil, body, &reply)
+	raw, err := client.Post(ctx, "/api/sessions/search", nil, body, &reply)
 	if err != nil {
 		return explain(err)
 	}

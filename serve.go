@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -39,12 +40,13 @@ var (
 // ServeCommand is `heirloom serve`.
 type ServeCommand struct {
 	Env    []string
+	Stdout io.Writer // -h's usage; nil: Stderr
 	Stderr io.Writer
 }
 
 // Run loads the config, starts the sidecar and serves until ctx ends.
 func (c *ServeCommand) Run(ctx context.Context, args []string) error {
-	loaded, err := loadConfig("serve", args, c.Env, c.Stderr)
+	loaded, err := loadConfig("serve", args, c.Env, cmp.Or[io.Writer](c.Stdout, c.Stderr), c.Stderr)
 	if err != nil {
 		return err
 	}
@@ -280,23 +282,20 @@ func newLogger(cfg config.Log, out io.Writer) hclog.Logger {
 }
 
 // loadConfig parses the flags shared by serve and config show and loads the config.
-func loadConfig(name string, args, env []string, stderr io.Writer) (*config.Loaded, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+func loadConfig(name string, args, env []string, stdout, stderr io.Writer) (*config.Loaded, error) {
+	fs := flag.NewFlagSet("heirloom "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: heirloom %s [flags]\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
 	configPath := fs.String("config", "", "config file (default ~/.config/heirloom/config.yaml; env HEIRLOOM_CONFIG)")
 	fs.String("listen", "", "address to listen on (default 127.0.0.1:7433; env HEIRLOOM_LISTEN)")
 	fs.String("data-dir", "", "data directory (default $XDG_DATA_HOME/heirloom or ~/.local/share/heirloom; env HEIRLOOM_DATA_DIR)")
 	fs.String("log-level", "", "trace, debug, info, warn or error (default info)")
 	fs.String("log-format", "", "auto (text on a terminal, JSON otherwise), text or json (default auto)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "heirloom %s: unexpected argument %q\n", name, fs.Arg(0))
-		return nil, errUsage
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return nil, err
 	}
 	keys := map[string]string{}
 	for _, key := range []string{"listen", "data_dir", "log.level", "log.format"} {

@@ -106,3 +106,24 @@ func TestServe_Runs(t *testing.T) {
 		t.Errorf("condenser: got %#v", got)
 	}
 }
+
+// TestKnownHarnesses: every harness serve registers is one the API's harness filter takes.
+func TestKnownHarnesses(t *testing.T) {
+	for _, h := range harnesses().All() {
+		if !slices.Contains(adapters.KnownHarnesses, h.Name) {
+			t.Errorf("harness %q is registered but not in adapters.KnownHarnesses: a filter on it would be refused", h.Name)
+		}
+	}
+}
+
+// TestListenURL: a client reaches a wildcard listen address on loopback.
+func TestListenURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:7433": "http://127.0.0.1:7433", "0.0.0.0:9000": "http://127.0.0.1:9000", ":8000": "http://127.0.0.1:8000",
+		"[::]:7433": "http://[::1]:7433", "[::1]:7433": "http://[::1]:7433", "not an address": adapters.DefaultSidecarURL,
+	} {
+		if got := listenURL(addr); got != want {
+			t.Errorf("listenURL(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}

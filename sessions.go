@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
 
@@ -44,7 +43,12 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 	status := fs.String("status", "", "only sessions with this status: active or ended")
 	limit := fs.Int("limit", 20, "at most this many sessions (with --tree: top-level sessions)")
 	scope := fs.String("scope", "", "the memory scope to list (default: the configured one; OpenClaw sessions are filed under their agentId, e.g. main)")
-	if err := parseFlags(fs, args); err != nil {
+	sidecarURL := urlFlag(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: heirloom sessions [flags]\n       heirloom sessions delete [flags] KEY\n\nLists the sessions heirloom recorded, newest first; --tree shows each top-level session\nwith its sub-agents. KEY may be the short id this table shows.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
 	q := url.Values{"limit": {strconv.Itoa(*limit)}}
@@ -55,7 +59,10 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 	if *tree {
 		q.Set("top_level", "true")
 	}
-	client := apiClient(c.Env)
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
 	var list proxy.SessionsReply
 	raw, err := client.Get(ctx, "/api/sessions", q, &list)
 	if err != nil {
@@ -144,15 +151,6 @@ func sessionTitle(s proxy.APISession) string { return firstNonEmpty(s.Title, s.O
 // titleWidth is how many characters of a title or description a table line shows.
 const titleWidth = 60
 
-// apiClient returns a client of the sidecar's API as the environment names it.
-func apiClient(env []string) *proxy.Client {
-	return &proxy.Client{
-		URL:     lookup(env, "HEIRLOOM_URL", adapters.DefaultSidecarURL),
-		Token:   lookup(env, "HEIRLOOM_TOKEN", ""),
-		Timeout: 5 * time.Second,
-	}
-}
-
 // explain adds what to do to an API error the user can fix.
 func explain(err error) error {
 	var apiErr *proxy.Error
@@ -160,19 +158,6 @@ func explain(err error) error {
 		return fmt.Errorf("%w: set HEIRLOOM_TOKEN to the sidecar's token", err)
 	}
 	return err
-}
-
-// parseFlags parses args into fs and refuses positional arguments; errors are errUsage, since
-// fs has reported them.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return errUsage
-	}
-	return nil
 }
 
 // setIf sets q's key to v when v is not empty.
@@ -331,25 +316,33 @@ func (c *SessionsCommand) delete(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom sessions delete", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(c.Stderr, "Usage: heirloom sessions delete [--scope S] KEY\n\nRemoves the session KEY with its turns, its search index entries and its checkpoints,\nfor good (for a pasted secret). Its sub-agents and runs stay.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: heirloom sessions delete [--scope S] KEY\n\nRemoves the session KEY (its id, or the short id 'heirloom sessions' shows) with its turns,\nits search index entries and its checkpoints, for good (for a pasted secret). Its sub-agents\nand runs stay.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	scope := fs.String("scope", "", "the memory scope of the session (default: the configured one)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	sidecarURL := urlFlag(fs)
+	if err := parseArgs(fs, args, c.Stdout); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(c.Stderr, "heirloom sessions delete: exactly one session key is required")
 		fs.Usage()
 		return errUsage
 	}
-	key := fs.Arg(0)
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
+	key, err := resolveSession(ctx, client, fs.Arg(0), *scope)
+	if err != nil {
+		return err
+	}
 	q := url.Values{}
 	setIf(q, "scope", *scope)
 	var reply proxy.DeleteReply
-	if _, err := apiClient(c.Env).Delete(ctx, "/api/sessions/"+url.PathEscape(key), q, &reply); err != nil {
+	if _, err := client.Delete(ctx, "/api/sessions/"+url.PathEscape(key), q, &reply); err != nil {
 		return explain(err)
 	}
-	_, err := fmt.Fprintf(c.Stdout, "deleted session %s: %d turns, %d checkpoints\n", reply.Session, reply.Turns, reply.Checkpoints)
+	_, err = fmt.Fprintf(c.Stdout, "deleted session %s: %d turns, %d checkpoints\n", reply.Session, reply.Turns, reply.Checkpoints)
 	return err
 }

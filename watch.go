@@ -44,7 +44,7 @@ func (c *WatchCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("heirloom watch", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(c.Stderr, "Usage: heirloom watch [--session KEY] [--type T,…] [--json]\n\nFollows heirloom's live event feed: one line per event, as it happens, until Ctrl-C.\nEvent types: "+strings.Join(engine.EventTypes, ", ")+".\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: heirloom watch [--session KEY] [--type T,…] [--json]\n\nFollows heirloom's live event feed: one line per event, as it happens, until Ctrl-C.\nEvent types: "+strings.Join(engine.EventTypes, ", ")+".\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	var opts proxy.WatchOptions
@@ -63,8 +63,18 @@ func (c *WatchCommand) Run(ctx context.Context, args []string) error {
 	})
 	fs.StringVar(&opts.Scope, "scope", "", "only events of this memory scope (default: every scope)")
 	asJSON := fs.Bool("json", false, "print each event as the feed's JSON message, one per line")
-	if err := parseFlags(fs, args); err != nil {
+	sidecarURL := urlFlag(fs)
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
+	}
+	client, err := sidecar(c.Env, *sidecarURL)
+	if err != nil {
+		return err
+	}
+	if opts.Session != "" {
+		if err := resolveSessionFlag(ctx, client, &opts.Session, opts.Scope); err != nil {
+			return err
+		}
 	}
 	loc := c.Location
 	if loc == nil {
@@ -81,7 +91,6 @@ func (c *WatchCommand) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 
-	client := apiClient(c.Env)
 	var (
 		connected bool // once, ever
 		down      bool // lost, and not back yet

@@ -35,14 +35,40 @@ type InstallEnv struct {
 // ErrUsage reports a command line an Installer could not parse; the message is already printed.
 var ErrUsage = errors.New("usage")
 
+// ErrHelp reports that the command line asked for help (-h, --help), which is printed.
+var ErrHelp = errors.New("help")
+
+// WantsHelp reports whether args ask for help: -h, -help or --help before any "--".
+func WantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 // ParseFlags parses an installer's command line: the flags define declares, plus --dry-run
-// (described by dryRunHelp), with errors and -h written to env.Stderr. A flag it cannot parse,
-// or an argument left over, returns ErrUsage.
+// (described by dryRunHelp), with errors written to env.Stderr. A flag it cannot parse, or an
+// argument left over, returns ErrUsage; -h or --help prints the flags on env.Stdout and returns
+// ErrHelp.
 func (env InstallEnv) ParseFlags(name string, args []string, dryRunHelp string, define func(fs *flag.FlagSet)) (dryRun bool, err error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	define(fs)
 	dry := fs.Bool("dry-run", false, dryRunHelp)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: heirloom %s [flags]\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
+	if WantsHelp(args) {
+		fs.SetOutput(env.Stdout)
+		fs.Usage()
+		return false, ErrHelp
+	}
 	if err := fs.Parse(args); err != nil {
 		return false, ErrUsage
 	}

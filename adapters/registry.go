@@ -122,3 +122,8 @@ func (r *Registry) All() []Registration {
 	}
 	return append([]Registration(nil), r.list...)
 }
+
+// KnownHarnesses are the harness names sessions and runs may carry: the harnesses heirloom has
+// adapters for, and Codex CLI, next. A filter on any other name is a mistake, not an empty
+// result.
+var KnownHarnesses = []string{"claude-code", "opencode", "openclaw", "codex"}

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
 	"net/http"
 	"net/url"
 	"slices"
@@ -120,3 +122,23 @@ func pathKey(r *http.Request) (string, error) {
 	}
 	return key, nil
 }
+
+// harnessParam returns the harness parameter: "" when not given, else one of
+// adapters.KnownHarnesses, or a 400 naming them (a filter on a harness heirloom does not know
+// would match nothing, silently).
+func (s *Server) harnessParam(p params) (string, error) {
+	return checkHarness(p["harness"], "harness")
+}
+
+// checkHarness returns name when it is "" or one of adapters.KnownHarnesses, else a 400 for
+// field.
+func checkHarness(name, field string) (string, error) {
+	if name != "" && !slices.Contains(adapters.KnownHarnesses, name) {
+		return "", Errorf(ECodeInvalid, fmt.Sprintf("%s: got %q, want one of %s", field, name, strings.Join(adapters.KnownHarnesses, ", ")))
+	}
+	return name, nil
+}
+
+// runStatuses are heirloom's own words for a run's status. A runs filter takes them, and the
+// words a harness reported for a finished run (kept as given) when some run has one.
+var runStatuses = []string{kv.RunPending, kv.RunRunning, kv.RunCompleted, kv.RunFailed, kv.RunInterrupted, kv.RunRefused}

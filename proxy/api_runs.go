@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,13 +41,18 @@ func (s *Server) listRuns(r *http.Request) (any, error) {
 		}
 		return runsReply(list), nil
 	}
+	harness, err := s.harnessParam(p)
+	if err != nil {
+		return nil, err
+	}
+	status := p["status"]
 	since, err := ParseWhen(p["since"], time.Now())
 	if err != nil {
 		return nil, Errorf(ECodeInvalid, "since: "+err.Error())
 	}
 	scope := p.scope(s.scope())
-	f := kv.RunFilter{RootID: p["root"], ParentID: p["parent"], ChildID: p["child"], Status: p["status"],
-		Harness: p["harness"], Type: p["type"], Since: since, Limit: limit}
+	f := kv.RunFilter{RootID: p["root"], ParentID: p["parent"], ChildID: p["child"], Status: status,
+		Harness: harness, Type: p["type"], Since: since, Limit: limit}
 	if session := p["session"]; session != "" {
 		if f.RootID != "" || f.ParentID != "" {
 			return nil, Errorf(ECodeInvalid, "session: give it alone, not with root or parent (it is either)")
@@ -66,6 +72,11 @@ func (s *Server) listRuns(r *http.Request) (any, error) {
 	list, err := s.store().ListRuns(r.Context(), scope, f)
 	if err != nil {
 		return nil, err
+	}
+	if len(list) == 0 && status != "" && !slices.Contains(runStatuses, status) {
+		// Not heirloom's word, nor one a harness reported for these runs: a mistake, said as
+		// an unknown harness is.
+		return nil, Errorf(ECodeInvalid, fmt.Sprintf("status: got %q, want one of %s (or a status a harness reported)", status, strings.Join(runStatuses, ", ")))
 	}
 	return runsReply(list), nil
 }

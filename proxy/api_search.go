@@ -75,6 +75,9 @@ func (s *Server) searchSessions(ctx context.Context, req SearchRequest) (SearchR
 	if strings.TrimSpace(req.Query) == "" {
 		return SearchReply{}, Errorf(ECodeInvalid, "query required")
 	}
+	if _, err := checkHarness(req.Harness, "harness"); err != nil {
+		return SearchReply{}, err
+	}
 	if req.Limit < 0 || req.Limit > maxSearchLimit {
 		return SearchReply{}, Errorf(ECodeInvalid, fmt.Sprintf("limit %d: want 1 to %d", req.Limit, maxSearchLimit))
 	}

@@ -9,16 +9,34 @@ import (
 )
 
 // listSessions serves GET /api/sessions: the sessions of a scope, newest first, filtered by
-// harness, project (the reported or the normalised directory), parent, status and top_level.
+// harness, project (the reported or the normalised directory), parent, status and top_level;
+// or, with prefix alone, those whose id starts with it, in id order. An unknown harness or
+// status is a 400, not an empty list.
 //
 // A project filter is applied here rather than in the store, since it matches either of two
 // fields: it reads every session of the scope that passes the other filters.
 func (s *Server) listSessions(r *http.Request) (any, error) {
-	p, err := parseParams(r, "harness", "project", "parent", "status", "top_level", "limit", "scope")
+	p, err := parseParams(r, "harness", "project", "parent", "status", "top_level", "limit", "scope", "prefix")
 	if err != nil {
 		return nil, err
 	}
 	limit, err := p.limit(defaultListLimit)
+	if err != nil {
+		return nil, err
+	}
+	if prefix := p["prefix"]; prefix != "" {
+		for _, name := range []string{"harness", "project", "parent", "status", "top_level"} {
+			if p[name] != "" {
+				return nil, Errorf(ECodeInvalid, "prefix: give it alone (with limit and scope), not with "+name)
+			}
+		}
+		list, err := s.store().SessionsByIDPrefix(r.Context(), p.scope(s.scope()), prefix, limit)
+		if err != nil {
+			return nil, err
+		}
+		return SessionsReply{Sessions: apiSessions(list)}, nil
+	}
+	harness, err := s.harnessParam(p)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +48,7 @@ func (s *Server) listSessions(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := kv.SessionFilter{Harness: p["harness"], ParentID: p["parent"], Status: status, TopLevel: topLevel, Limit: limit}
+	f := kv.SessionFilter{Harness: harness, ParentID: p["parent"], Status: status, TopLevel: topLevel, Limit: limit}
 	project := p["project"]
 	if project != "" {
 		f.Limit = 0

@@ -423,7 +423,8 @@ func TestAPI_ListRuns(t *testing.T) {
 		{"?parent=r:a", []string{"toolu_b"}},
 		{"?child=r%3Aa%3Ab", []string{"toolu_b"}},
 		{"?status=pending", []string{"toolu_c"}},
-		{"?status=some-harness-word", []string{}},
+		{"?status=some-harness-word", nil}, // no run has it: a mistake, not an empty list
+		{"?harness=bogus", nil},
 		{"?limit=2", []string{"toolu_c", "toolu_b"}},
 		{"?scope=other", []string{}},
 		{"?limit=0", nil},
@@ -621,5 +622,37 @@ func TestAPI_LineageAcrossScopes(t *testing.T) {
 	var c proxy.SessionReply
 	if status, code := get(t, s, "/api/sessions/agent:ops:subagent:1?scope=ops", nil, &c); status != 200 || c.Run == nil || c.Run.Scope != "main" {
 		t.Errorf("child: %d %q, run %+v; want its parent's run, in main", status, code, c.Run)
+	}
+}
+
+// TestAPI_FilterValues: a filter value heirloom does not know is a 400 naming what it takes, the
+// same way for every filter; a status a harness reported for a finished run is taken.
+func TestAPI_FilterValues(t *testing.T) {
+	s := mustOpenSeeded(t, nil)
+	r := kv.Run{Scope: "default", ID: "call_x", Harness: "opencode", RootID: "r", ParentID: "r", Status: "timed_out"}
+	if _, err := s.Engine.Store.UpdateRun(t.Context(), "default", r.ID, func(stored *kv.Run, _ bool) error { *stored = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"/api/runs?status=weird":               `invalid: status: got "weird", want one of pending, running`,
+		"/api/runs?harness=bogus":              `invalid: harness: got "bogus", want one of claude-code, opencode, openclaw, codex`,
+		"/api/sessions?harness=bogus":          `invalid: harness: got "bogus", want one of claude-code, opencode, openclaw, codex`,
+		"/api/sessions?status=weird":           `invalid: status: got "weird", want one of active, ended`,
+		"/api/runs?status=timed_out":           "",
+		"/api/sessions?harness=codex":          "",
+		"/api/sessions?prefix=r:":              "",
+		"/api/sessions?prefix=r&status=active": "invalid: prefix: give it alone",
+	} {
+		status, code := get(t, s, path, nil, nil)
+		switch {
+		case want == "" && status != 200:
+			t.Errorf("%s: %d %q, want 200", path, status, code)
+		case want != "" && (status != 400 || !strings.HasPrefix(code, want)):
+			t.Errorf("%s: %d %q, want 400 %q", path, status, code, want)
+		}
+	}
+	var got proxy.SessionsReply
+	if status, code := get(t, s, "/api/sessions?prefix=r:a", nil, &got); status != 200 || len(got.Sessions) != 2 {
+		t.Errorf("prefix r:a: %d %q, %d sessions; want r:a and r:a:b", status, code, len(got.Sessions))
 	}
 }

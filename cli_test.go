@@ -1,0 +1,163 @@
+package main_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestCLI_Help: every command and subcommand answers -h and --help with its usage on stdout
+// and exit 0, and asks the sidecar nothing (HEIRLOOM_URL points at a server that counts
+// requests).
+func TestCLI_Help(t *testing.T) {
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	defer srv.Close()
+	env := append(baseEnv(t), "HEIRLOOM_URL="+srv.URL)
+	for _, cmd := range [][]string{
+		{"serve"}, {"hook"}, {"hook", "claude-code"}, {"sessions"}, {"sessions", "delete"}, {"runs"},
+		{"runs", "show"}, {"search"}, {"watch"}, {"reindex"}, {"checkpoint"}, {"mcp"}, {"install"},
+		{"install", "claude-code"}, {"install", "opencode"}, {"install", "openclaw"}, {"config"},
+		{"config", "show"}, {"config", "example"},
+	} {
+		for _, h := range []string{"-h", "--help"} {
+			args := append(append([]string(nil), cmd...), h)
+			stdout, stderr, code := runCLIStdin(t, env, "", args...)
+			if code != 0 || !strings.Contains(stdout, "Usage") && !strings.Contains(stdout, "usage") {
+				t.Errorf("heirloom %s: exit %d, stdout %q, stderr %q; want its usage on stdout and exit 0", strings.Join(args, " "), code, first(stdout, 200), first(stderr, 200))
+			}
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("asking for help sent %d requests to the sidecar", n)
+	}
+	// A mistake is still one: exit 2, said on stderr.
+	if _, stderr, code := runCLI(t, env, "runs", "--no-such-flag"); code != 2 || !strings.Contains(stderr, "no-such-flag") {
+		t.Errorf("runs --no-such-flag: exit %d, stderr %q; want 2 and why", code, stderr)
+	}
+	// After "--", -h belongs to the wrapped hook command, not to heirloom.
+	if stdout, _, code := runCLIStdin(t, env, "{}", "hook", "claude-code", "--", "true", "-h"); code != 0 || strings.Contains(stdout, "Usage") {
+		t.Errorf("hook claude-code -- true -h: exit %d, stdout %q; want the hook's reply", code, stdout)
+	}
+}
+
+// TestCLI_FindsTheSidecar: with no HEIRLOOM_URL, a client command reaches the sidecar where the
+// server's own configuration says it listens: HEIRLOOM_LISTEN, or the config file's listen (a
+// wildcard address reached on loopback); --url wins over both.
+func TestCLI_FindsTheSidecar(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+	addr := strings.TrimPrefix(s.url, "http://")
+	_, port, _ := strings.Cut(addr, ":")
+	if status, reply := postHook(t, s.url, sessionStart(sessionID, "/tmp")); status != http.StatusOK {
+		t.Fatalf("hook: %d %s", status, reply)
+	}
+	found := func(name string, env []string, args ...string) {
+		t.Helper()
+		stdout, stderr, code := runCLI(t, env, append([]string{"sessions"}, args...)...)
+		if code != 0 || !strings.Contains(stdout, "49bc4f7b") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the session listed", name, code, stdout, stderr)
+		}
+	}
+	found("HEIRLOOM_LISTEN", append(baseEnv(t), "HEIRLOOM_LISTEN="+addr))
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".config", "heirloom", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:"+port+"\ntoken: from-the-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	found("the config file's listen", []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")})
+	found("--url", append(baseEnv(t), "HEIRLOOM_LISTEN=127.0.0.1:1"), "--url", s.url)
+	if _, stderr, code := runCLI(t, append(baseEnv(t), "HEIRLOOM_LISTEN="+freeAddr(t)), "sessions"); code != 1 || !strings.Contains(stderr, "no heirloom at http://127.0.0.1:") {
+		t.Errorf("no sidecar where the config says: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestCLI_ShortIDs: the short ids `heirloom sessions` prints name sessions everywhere a key is
+// taken; an id several sessions shorten to is an error naming them.
+func TestCLI_ShortIDs(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+	twin := "49bc4f7b-0000-4000-8000-000000000000" // shortens like sessionID
+	for _, id := range []string{sessionID, twin, "5ab0c1d2-89e8-4c4e-a7e6-0a6b981a5be7"} {
+		for _, body := range []string{
+			sessionStart(id, "/tmp"),
+			fmt.Sprintf(`{"session_id":%q,"cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"objective of %s"}`, id, id),
+		} {
+			if status, reply := postHook(t, s.url, body); status != http.StatusOK {
+				t.Fatalf("hook: %d %s", status, reply)
+			}
+		}
+	}
+	env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
+	stdout, stderr, code := runCLI(t, env, "checkpoint", "5ab0c1d2")
+	if code != 0 || !strings.Contains(stdout, "5ab0c1d2-89e8-4c4e-a7e6-0a6b981a5be7") {
+		t.Errorf("checkpoint by short id: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	_, stderr, code = runCLI(t, env, "checkpoint", "49bc4f7b")
+	if code != 1 || !strings.Contains(stderr, "names 2 sessions") || !strings.Contains(stderr, twin) {
+		t.Errorf("an ambiguous short id: exit %d, stderr %q; want an error naming both", code, stderr)
+	}
+	if _, stderr, code = runCLI(t, env, "sessions", "delete", "nope"); code != 1 || !strings.Contains(stderr, "session nope not found") {
+		t.Errorf("delete of an unknown id: exit %d, stderr %q", code, stderr)
+	}
+	stdout, stderr, code = runCLI(t, env, "sessions", "delete", "5ab0c1d2")
+	if code != 0 || !strings.Contains(stdout, "deleted session 5ab0c1d2-89e8-4c4e-a7e6-0a6b981a5be7") {
+		t.Errorf("delete by short id: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// The hooks stored no turns (no transcript), so no hit; an unresolved id would be a 404.
+	if stdout, stderr, code = runCLI(t, env, "search", "objective", "--session", "49bc4f7b-0000"); code != 0 || stderr != "" {
+		t.Errorf("search --session by an id's start: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestCLI_FilterValues: a filter value no record can have is an error saying what the filter
+// takes, the same way for every filter, not an empty list.
+func TestCLI_FilterValues(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+	env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
+	for _, args := range [][]string{
+		{"runs", "--status", "weird"}, {"runs", "--harness", "bogus"}, {"sessions", "--harness", "bogus"},
+		{"sessions", "--status", "weird"}, {"search", "x", "--harness", "bogus"},
+	} {
+		_, stderr, code := runCLI(t, env, args...)
+		if code != 1 || !strings.Contains(stderr, `got "`) || !strings.Contains(stderr, "want one of") {
+			t.Errorf("%s: exit %d, stderr %q; want an error naming the values it takes", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
+
+func first(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// runCLIStdin is runCLI with stdin.
+func runCLIStdin(t *testing.T, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(heirloomBin, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
