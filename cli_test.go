@@ -27,7 +27,8 @@ func TestCLI_Help(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"serve"}, {"hook"}, {"hook", "claude-code"}, {"sessions"}, {"sessions", "delete"}, {"runs"},
 		{"runs", "show"}, {"search"}, {"watch"}, {"reindex"}, {"checkpoint"}, {"mcp"}, {"install"},
-		{"install", "claude-code"}, {"install", "opencode"}, {"install", "openclaw"}, {"config"},
+		{"install", "claude-code"}, {"install", "opencode"}, {"install", "openclaw"}, {"uninstall"},
+		{"uninstall", "claude-code"}, {"uninstall", "opencode"}, {"uninstall", "openclaw"}, {"config"},
 		{"config", "show"}, {"config", "example"},
 	} {
 		for _, h := range []string{"-h", "--help"} {

@@ -33,6 +33,7 @@ Usage:
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --hooks http, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
   heirloom install openclaw           add heirloom's plugin to OpenClaw's config (--url URL, --dry-run)
+  heirloom uninstall HARNESS          take out exactly what install added, with backups (--dry-run shows the diff)
   heirloom config show [flags]        print the effective configuration and where each value came from
   heirloom config example             print a commented example config file
   heirloom version                    print the version
@@ -77,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&ConfigCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "install":
 		return exitCode(stderr, (&InstallCommand{Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "uninstall":
+		return exitCode(stderr, (&UninstallCommand{Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "heirloom", version())
 		return 0

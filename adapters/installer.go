@@ -20,6 +20,18 @@ type Installer interface {
 	Install(ctx context.Context, args []string, env InstallEnv) error
 }
 
+// Uninstaller removes exactly what its Installer added, keeping everything else and a backup of
+// each file it changes: the work of `heirloom uninstall NAME`. A file the install changed and
+// nobody changed since is given back byte for byte; --dry-run shows the change without making
+// it. Installers implement it.
+type Uninstaller interface {
+	// UninstallUsage is the synopsis after "heirloom uninstall ".
+	UninstallUsage() string
+	// Uninstall parses args as Install does and takes heirloom out, saying on env.Stdout what it
+	// changed.
+	Uninstall(ctx context.Context, args []string, env InstallEnv) error
+}
+
 // InstallEnv is what an Installer may use of the command that runs it.
 type InstallEnv struct {
 	// HookCommand is how a command hook runs heirloom's hook shim, before the harness name:

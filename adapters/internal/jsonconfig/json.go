@@ -54,6 +54,9 @@ func (o *Object) Delete(k string) {
 	o.keys = slices.DeleteFunc(o.keys, func(x string) bool { return x == k })
 }
 
+// Keys returns o's keys, in order.
+func (o *Object) Keys() []string { return slices.Clone(o.keys) }
+
 // Len is how many keys o has.
 func (o *Object) Len() int { return len(o.keys) }
 

@@ -1,0 +1,194 @@
+package jsonconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
+	"github.com/heirloom-dev/heirloom/adapters/internal/textdiff"
+)
+
+// UneditResult says what Unedit did (or, with dryRun, would do).
+type UneditResult struct {
+	Result
+	// Restored is the backup whose bytes were written back: the file as it was before heirloom
+	// was installed into it, whose value is the file's without heirloom's entries. "" when the
+	// file was edited instead.
+	Restored string
+	// Removed says the file was deleted: it held nothing but heirloom's entries, and no backup
+	// says it existed before.
+	Removed bool
+}
+
+// Unedit takes heirloom's entries out of the JSON config at path, as remove does to its value,
+// and leaves the file as the user had it where it can: when a backup of the file
+// (atomicfile.Backup's <path>.bak-*, the newest first) holds exactly the value the file has
+// without heirloom's entries, that backup's bytes are written back, so an install followed by
+// an uninstall gives back the very file, formatting and all; otherwise the file is edited as Edit
+// edits (key order and indentation kept), so changes made since the install stay. A file that
+// holds nothing else ({} once remove ran) and has no such backup is deleted: the install made
+// it. The current file is backed up first. A missing file, or one remove does not change, is
+// left alone (Changed false). Errors as Edit's.
+func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) error) (UneditResult, error) {
+	for range editAttempts {
+		r, err := plan(path, 0o600, remove)
+		res := UneditResult{Result: r}
+		if err != nil || !res.Exists || !res.Changed {
+			res.Changed = res.Changed && res.Exists
+			return res, err
+		}
+		if res.Restored, err = matchingBackup(res.Path, res.After); err != nil {
+			return res, err
+		}
+		switch {
+		case res.Restored != "":
+			if res.After, err = os.ReadFile(res.Restored); err != nil {
+				return res, fmt.Errorf("read %s: %w", res.Restored, err)
+			}
+		case isEmptyObject(res.After):
+			res.Removed, res.After = true, nil
+		}
+		if dryRun {
+			return res, nil
+		}
+		again, err := os.ReadFile(res.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("read %s: %w", path, err)
+		}
+		if !bytes.Equal(again, res.Before) {
+			continue // its harness wrote it meanwhile: read it again
+		}
+		mode := atomicfile.Perm(res.Path, 0o600)
+		if res.Backup, err = atomicfile.Backup(res.Path, res.Before, mode, now); err != nil {
+			return res, err
+		}
+		if res.Removed {
+			if err := os.Remove(res.Path); err != nil {
+				return res, fmt.Errorf("remove %s: %w", res.Path, err)
+			}
+			return res, atomicfile.SyncDir(filepath.Dir(res.Path))
+		}
+		return res, atomicfile.Write(res.Path, res.After, mode)
+	}
+	return UneditResult{Result: Result{Path: path}}, fmt.Errorf("%s: %w", path, ErrChanged)
+}
+
+// matchingBackup returns the newest backup of path whose JSON value equals want's, or "".
+func matchingBackup(path string, want []byte) (string, error) {
+	names, err := filepath.Glob(path + ".bak-*")
+	if err != nil {
+		return "", err
+	}
+	slices.SortFunc(names, func(a, b string) int { return backupOrder(b, a) }) // newest first
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue // gone meanwhile, or unreadable: not the one
+		}
+		if sameValue(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), bytes.TrimPrefix(want, []byte("\xef\xbb\xbf"))) {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
+// backupOrder orders backup names by their stamp, then their ".N" suffix.
+func backupOrder(a, b string) int {
+	sa, na := splitBackup(a)
+	sb, nb := splitBackup(b)
+	if c := strings.Compare(sa, sb); c != 0 {
+		return c
+	}
+	return na - nb
+}
+
+// splitBackup returns a backup name's stamp part and its ".N" number (0 when none).
+func splitBackup(name string) (string, int) {
+	_, rest, _ := strings.Cut(filepath.Base(name), ".bak-")
+	stamp, n, ok := strings.Cut(rest, ".")
+	if !ok {
+		return rest, 0
+	}
+	i, err := strconv.Atoi(n)
+	if err != nil {
+		return rest, 0
+	}
+	return stamp, i
+}
+
+// sameValue reports whether a and b hold the same JSON value, whatever their key order and
+// formatting.
+func sameValue(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+// isEmptyObject reports whether b is the JSON object {}.
+func isEmptyObject(b []byte) bool {
+	var m map[string]any
+	return json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &m) == nil && m != nil && len(m) == 0
+}
+
+// RemovePath deletes the value at root.keys[0].keys[1]… and then every object on that path the
+// deletion left empty, innermost first (heirloom's entry goes, and so does an "mcp" or
+// "plugins.entries" object that held only it). It reports whether there was a value to delete.
+func RemovePath(root *Object, keys ...string) bool {
+	objs := []*Object{root}
+	for _, k := range keys[:len(keys)-1] {
+		v, _ := objs[len(objs)-1].Get(k)
+		o, ok := v.(*Object)
+		if !ok {
+			return false
+		}
+		objs = append(objs, o)
+	}
+	last := objs[len(objs)-1]
+	if !last.Has(keys[len(keys)-1]) {
+		return false
+	}
+	last.Delete(keys[len(keys)-1])
+	for i := len(objs) - 1; i > 0 && objs[i].Len() == 0; i-- {
+		objs[i-1].Delete(keys[i-1])
+	}
+	return true
+}
+
+// Report says on out what an Unedit did (or, with dryRun, would do, with the change as a
+// unified diff): label names the harness, what the entries taken out ("heirloom's hooks").
+func Report(out io.Writer, label, what string, res UneditResult, dryRun bool) {
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(out, "%s: no %s in %s\n", label, what, res.Path)
+	case dryRun:
+		verb := "would take " + what + " out of"
+		switch {
+		case res.Restored != "":
+			verb = "would restore, as it was before the install (" + res.Restored + "),"
+		case res.Removed:
+			verb = "would delete (it holds only " + what + ")"
+		}
+		fmt.Fprintf(out, "%s: %s %s\n", label, verb, res.Path)
+		textdiff.Unified(out, res.Path, res.Before, res.After)
+	case res.Restored != "":
+		fmt.Fprintf(out, "%s: took %s out of %s: restored it as it was before the install, from %s (the file before: %s)\n", label, what, res.Path, res.Restored, res.Backup)
+	case res.Removed:
+		fmt.Fprintf(out, "%s: deleted %s, which held only %s (kept as %s)\n", label, res.Path, what, res.Backup)
+	default:
+		fmt.Fprintf(out, "%s: took %s out of %s (the file before: %s)\n", label, what, res.Path, res.Backup)
+	}
+}
