@@ -28,6 +28,7 @@ Usage:
   heirloom search QUERY [flags]       full-text search over every transcript (--session KEY, --json)
   heirloom watch [flags]              follow the live event feed, one line per event (--session KEY, --type T,…, --json)
   heirloom reindex                    rebuild the search index now, with a progress bar
+  heirloom explain KEY [flags]        every block of context heirloom gave session KEY: when, how, from whom, what was cut
   heirloom checkpoint KEY [flags]     take a checkpoint of session KEY now and print it
   heirloom mcp                        heirloom's MCP tools over stdio, through the running sidecar (or use its /mcp)
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --hooks http, --dry-run)
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&WatchCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "reindex":
 		return exitCode(stderr, (&ReindexCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "explain":
+		return exitCode(stderr, (&ExplainCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "checkpoint":
 		return exitCode(stderr, (&CheckpointCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "mcp":

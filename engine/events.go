@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -228,20 +229,30 @@ func (e *Engine) observeRun(c *kv.RunChange, now time.Time) {
 	}
 }
 
+// delivery is what a reply's context came from, for its record: the parent an inherited block
+// carries, and how that pairing stood.
+type delivery struct {
+	parent, parentScope string
+	provisional         bool
+}
+
 // blocksInjected reports each block of context, the text heirloom hands session: one
 // block.injected per block, with its heading, its length in UTF-16 units (what the harness
-// caps) and through what it went (a hook event's kind, or a plugin's inject call).
-func (e *Engine) blocksInjected(scope, session, context, via string) {
-	if context == "" || session == "" {
+// caps) and through what it went (a hook event's kind, or a plugin's inject call); and records
+// the delivery (kv.Block), what `heirloom explain` shows. A record that fails is logged: the
+// harness has its answer already.
+func (e *Engine) blocksInjected(scope, session, text, via, harness string, note delivery) {
+	if text == "" || session == "" {
 		return
 	}
+	defer e.recordBlock(scope, session, text, via, harness, note)
 	type at struct {
 		heading string
 		i       int
 	}
 	var starts []at
 	for _, h := range []string{inject.ObjectiveHeading, inject.InheritedHeading, inject.RecoveredHeading} {
-		if i := headingAt(context, h); i >= 0 {
+		if i := headingAt(text, h); i >= 0 {
 			starts = append(starts, at{h, i})
 		}
 	}
@@ -251,13 +262,47 @@ func (e *Engine) blocksInjected(scope, session, context, via string) {
 	}
 	now := e.Now()
 	for k, st := range starts {
-		end := len(context)
+		end := len(text)
 		if k+1 < len(starts) {
 			end = starts[k+1].i
 		}
 		e.Feed.Publish(Event{Type: EventBlockInjected, Time: now, Scope: scope, Session: session,
-			Data: map[string]any{"block": st.heading, "chars": inject.Len(strings.TrimSpace(context[st.i:end])), "via": via}})
+			Data: map[string]any{"block": st.heading, "chars": inject.Len(strings.TrimSpace(text[st.i:end])), "via": via}})
 	}
+}
+
+// recordBlock stores one delivery (see blocksInjected).
+func (e *Engine) recordBlock(scope, session, text, via, harness string, note delivery) {
+	var headings []string
+	for _, h := range []string{inject.ObjectiveHeading, inject.InheritedHeading, inject.RecoveredHeading} {
+		if headingAt(text, h) >= 0 {
+			headings = append(headings, h)
+		}
+	}
+	b := kv.Block{Scope: scope, SessionID: session, At: e.Now(), Via: via, Harness: harness, Headings: headings,
+		Chars: inject.Len(text), Cut: cutNote(text), Text: text}
+	if slices.Contains(headings, inject.InheritedHeading) {
+		b.ParentID, b.ParentScope, b.Provisional = note.parent, note.parentScope, note.provisional
+	}
+	base := e.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(base, 5*time.Second)
+	defer cancel()
+	if err := e.Store.RecordBlock(ctx, b); err != nil {
+		e.Logger.Warn("delivered block not recorded", "session", session, "error", err)
+	}
+}
+
+// cutNote is the "(cut to fit: …)" line of a block, "" when it has none.
+func cutNote(text string) string {
+	i := headingAt(text, "(cut to fit:")
+	if i < 0 {
+		return ""
+	}
+	line, _, _ := strings.Cut(text[i:], "\n")
+	return line
 }
 
 // headingAt returns where heading starts a line of text, or -1.

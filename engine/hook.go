@@ -21,8 +21,9 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
+	var note delivery // written by the work, read only once it answered in time
 	a, err := detachLate(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
-		return e.hook(ctx, ev)
+		return e.hook(ctx, ev, &note)
 	}, func(ctx context.Context, a adapters.Answer, err error) {
 		if err == nil && a.Deny != "" && ev.Spawn != nil {
 			// The harness got {} and spawns: the refusal it never read is no refusal.
@@ -35,7 +36,7 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 		if ev.Kind == adapters.KindSubagentStart {
 			to = childID(ev.SessionID, ev.AgentID)
 		}
-		e.blocksInjected(e.Scope, to, a.Context, string(ev.Kind))
+		e.blocksInjected(e.Scope, to, a.Context, string(ev.Kind), ev.Harness, note)
 	}
 	return a, err
 }
@@ -43,13 +44,13 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 // hook is Hook's work. All work for one top-level session runs under that session's lock, so
 // parallel sub-agents' hooks cannot race each other's pairing or transcript reads, nor the
 // spawns of its tree each other's count against the spawn limits.
-func (e *Engine) hook(ctx context.Context, ev adapters.Event) (adapters.Answer, error) {
+func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (adapters.Answer, error) {
 	if ev.Kind == adapters.KindUnknown {
 		return adapters.Answer{}, nil
 	}
 	h := e.harness(ev.Harness)
 	if ev.Kind == adapters.KindSubagentStart {
-		return withContext(e.subagentStart(ctx, h, ev))
+		return withContext(e.subagentStart(ctx, h, ev, note))
 	}
 	if ev.SessionID == "" {
 		return adapters.Answer{}, nil

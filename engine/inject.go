@@ -47,13 +47,14 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	if scope == "" {
 		scope = e.Scope
 	}
+	var note delivery
 	defer func() {
 		if err == nil {
 			via := "inject"
 			if req.Compacting {
 				via = "inject:compacting"
 			}
-			e.blocksInjected(scope, req.Session, text, via)
+			e.blocksInjected(scope, req.Session, text, via, req.Harness, note)
 		}
 	}()
 	subagent := reg.Plugin != nil && reg.Plugin.IsSubagent(req.Session)
@@ -107,6 +108,7 @@ func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, er
 	if parentID == "" || parentID == req.Session && pscope == scope || e.Config.Passive || !e.mayInherit(pscope, scope) {
 		return "", nil
 	}
+	note = delivery{parent: parentID, parentScope: otherScope(pscope, scope)}
 	view, err := e.parentView(ctx, pscope, parentID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return "", nil

@@ -66,7 +66,7 @@ func (e *Engine) spawn(ctx context.Context, h adapters.Registration, ev adapters
 //
 // The parent is read once, from one snapshot: its session, its newest turns and its latest
 // checkpoint (kv.View); the turns the reply's transcript read appends are added to that window.
-func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev adapters.Event) (string, error) {
+func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev adapters.Event, note *delivery) (string, error) {
 	inferred := false
 	if ev.SessionID == "" {
 		root, err := e.inferRoot(ctx, ev)
@@ -91,8 +91,9 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 		if err != nil {
 			return "", err
 		}
+		note.parent = child.ParentID
 		if r, err := e.Store.RunByChild(ctx, e.Scope, id); err == nil && r.Provisional {
-			child = guessedTask(child)
+			child, note.provisional = guessedTask(child), true
 		}
 		return e.inherit(ctx, h, view, root.ID, child)
 	}
@@ -153,6 +154,7 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 	if run != nil {
 		e.awaitSpawnRecord(ctx, view.Session, run.ID)
 	}
+	note.parent, note.provisional = parentID, provisional
 	if provisional {
 		child = guessedTask(child)
 	}

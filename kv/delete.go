@@ -15,7 +15,7 @@ type Deleted struct {
 }
 
 // DeleteSession removes the session (scope, id) with its turns, their search postings, its facts
-// ledger and its checkpoints, in one synced batch: for a user who pasted a secret. Its sub-agents
+// ledger, the blocks of context delivered to it and its checkpoints, in one synced batch: for a user who pasted a secret. Its sub-agents
 // stay (their ParentID then names no stored session), and so do the runs it asked for or was
 // spawned by. It
 // returns an error wrapping ErrNotFound when the session is not stored.
@@ -78,6 +78,10 @@ func (s *Store) deleteSession(ctx context.Context, db *pebble.DB, scope, id stri
 	}
 	sources := turnSourceKey(scope, id, "")
 	if err := b.DeleteRange(sources, prefixEnd(sources), nil); err != nil {
+		return Deleted{}, err
+	}
+	blocks := blocksPrefix(scope, id)
+	if err := b.DeleteRange(blocks, prefixEnd(blocks), nil); err != nil {
 		return Deleted{}, err
 	}
 

@@ -44,6 +44,7 @@
 //	x       scope 0 term 0 sessionID 0 seq               posting         a term's turns, by session, then Seq
 //	y       scope                                        figures         the scope's indexed turns, their length, the last stamp
 //	f       scope 0 id                                   JSON []Fact     a session's facts ledger (Store.Ledger), written with its turns
+//	d       scope 0 sessionID 0 at n                     JSON Block      the blocks of context delivered to a session, oldest first (MaxBlocks kept)
 //
 // r is the recency index and c the children-by-parent index; each has exactly one entry per
 // session (c only when it has a parent; l, in the parent's scope, instead of c when the parent

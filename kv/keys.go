@@ -45,6 +45,7 @@ const (
 	prefixIndexStats byte = 'y' // y <scope>: the scope's search index figures (docs, terms, stamp)
 
 	prefixFacts byte = 'f' // f <scope> 0 <id>: a session's facts ledger
+	prefixBlock byte = 'd' // d <scope> 0 <session> 0 <at> <n>: a block of context delivered to a session, oldest first
 )
 
 // sep separates variable-length key components.

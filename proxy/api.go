@@ -19,6 +19,7 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 	})
 	s.routeGet(mux, "/api/sessions/{key}/transcript", s.getTranscript)
 	s.routeGet(mux, "/api/sessions/{key}/lineage", s.getLineage)
+	s.routeGet(mux, "/api/sessions/{key}/blocks", s.getBlocks)
 	s.routeGet(mux, "/api/runs", s.listRuns)
 	s.routeGet(mux, "/api/runs/{id}", s.getRun)
 	mux.Handle("POST /api/inject", s.apiHandler(s.postInject))

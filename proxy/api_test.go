@@ -656,3 +656,33 @@ func TestAPI_FilterValues(t *testing.T) {
 		t.Errorf("prefix r:a: %d %q, %d sessions; want r:a and r:a:b", status, code, len(got.Sessions))
 	}
 }
+
+// TestAPI_Blocks: a session's deliveries, newest first, with or without their text; an unknown
+// session is a 404 and a bad text value a 400.
+func TestAPI_Blocks(t *testing.T) {
+	s := mustOpenSeeded(t, nil)
+	for i, text := range []string{"first block", "second block"} {
+		b := kv.Block{Scope: "default", SessionID: "r:a", At: epoch.Add(time.Duration(i) * time.Minute), Via: "subagent_start",
+			Headings: []string{"## Inherited from Parent Session"}, Chars: len(text), ParentID: "r", Provisional: i == 1, Text: text}
+		if err := s.Engine.Store.RecordBlock(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got proxy.BlocksReply
+	if status, code := get(t, s, "/api/sessions/r:a/blocks", nil, &got); status != 200 {
+		t.Fatalf("%d %q", status, code)
+	}
+	if len(got.Blocks) != 2 || got.Blocks[0].Text != "second block" || got.Blocks[0].Pairing != "provisional" || got.Blocks[1].Pairing != "confirmed" || got.Session.ID != "r:a" {
+		t.Errorf("blocks: %+v", got)
+	}
+	got = proxy.BlocksReply{}
+	if get(t, s, "/api/sessions/r:a/blocks?text=false&limit=1", nil, &got); len(got.Blocks) != 1 || got.Blocks[0].Text != "" || got.Blocks[0].Chars == 0 {
+		t.Errorf("text=false, limit=1: %+v", got)
+	}
+	if status, _ := get(t, s, "/api/sessions/nobody/blocks", nil, nil); status != 404 {
+		t.Errorf("an unknown session: %d, want 404", status)
+	}
+	if status, _ := get(t, s, "/api/sessions/r:a/blocks?text=maybe", nil, nil); status != 400 {
+		t.Errorf("text=maybe: %d, want 400", status)
+	}
+}
