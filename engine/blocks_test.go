@@ -71,4 +71,3 @@ func TestBlocks_ProvisionalPairing(t *testing.T) {
 		t.Errorf("the exactly paired sub-agent's delivery: %+v", mid)
 	}
 }
-
