@@ -1,11 +1,13 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -54,10 +56,11 @@ type blockValue struct {
 	Text        string    `json:"text"`
 }
 
-// blockSeq tells apart deliveries recorded in the same nanosecond.
-var blockSeq atomic.Uint32
+// blockMu serialises RecordBlock: each takes the session's next number from the newest record.
+var blockMu sync.Mutex
 
-// blocksPrefix is d <scope> 0 <session> 0: every delivery to one session, oldest first.
+// blocksPrefix is d <scope> 0 <session> 0: every delivery to one session, oldest first; a
+// record's key ends with its number in the session (big-endian uint64, from 1).
 func blocksPrefix(scope, id string) []byte {
 	k := append([]byte{prefixBlock}, scope...)
 	k = append(k, sep)
@@ -86,23 +89,31 @@ func (s *Store) RecordBlock(ctx context.Context, b Block) error {
 		return fmt.Errorf("record block: %w", err)
 	}
 	prefix := blocksPrefix(b.Scope, b.SessionID)
-	key := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), timeBits(b.At))
-	key = binary.BigEndian.AppendUint32(key, blockSeq.Add(1))
+	blockMu.Lock()
+	defer blockMu.Unlock()
+	// The session's newest record says its number: one seek, whatever the session holds.
+	it, err := s.counted(db).NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	var last uint64
+	if it.Last() && len(it.Key()) == len(prefix)+8 {
+		last = binary.BigEndian.Uint64(it.Key()[len(prefix):])
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("record block for %s/%s: %w", b.Scope, b.SessionID, err)
+	}
+	n := last + 1
+	key := binary.BigEndian.AppendUint64(bytes.Clone(prefix), n)
 	batch := db.NewBatch()
 	defer batch.Close()
 	if err := batch.Set(key, v, nil); err != nil {
 		return err
 	}
-	// The oldest beyond MaxBlocks-1 already stored go: with the new one, MaxBlocks remain.
-	var keys [][]byte
-	if err := scanPrefix(ctx, s.counted(db), prefix, func(k []byte) (bool, error) {
-		keys = append(keys, append([]byte(nil), k...))
-		return true, nil
-	}); err != nil {
-		return fmt.Errorf("record block for %s/%s: %w", b.Scope, b.SessionID, err)
-	}
-	for i := 0; i+MaxBlocks-1 < len(keys); i++ {
-		if err := batch.Delete(keys[i], nil); err != nil {
+	if n > MaxBlocks {
+		// The one that falls out of the newest MaxBlocks goes (numbers are consecutive): a
+		// point deletion, so no read ever walks more than the kept records.
+		if err := batch.Delete(binary.BigEndian.AppendUint64(bytes.Clone(prefix), n-MaxBlocks), nil); err != nil {
 			return err
 		}
 	}

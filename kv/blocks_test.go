@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +51,18 @@ func TestBlocks(t *testing.T) {
 	}
 	if other, _ := s.Blocks(ctx, "default", "other", 0); len(other) != 1 {
 		t.Errorf("another session's blocks: %d, want 1", len(other))
+	}
+}
+
+// BenchmarkRecordBlock is one delivery's record on the hook path: a 9,500-character block into
+// a session that already keeps MaxBlocks (one seek for its number, a set and a point deletion,
+// unsynced).
+func BenchmarkRecordBlock(b *testing.B) {
+	s := MustOpenStore(b)
+	text := strings.Repeat("x", 9500)
+	for b.Loop() {
+		if err := s.RecordBlock(b.Context(), kv.Block{Scope: "default", SessionID: "S", Text: text}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
