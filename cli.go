@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/config"
@@ -25,18 +27,21 @@ import (
 // listens (see sidecar) and takes --url; a session key may be the short id `heirloom sessions`
 // shows (see resolveSession).
 
-// parseArgs parses args into fs. -h, -help or --help (before any "--") prints fs's usage on
-// stdout and returns errHelp; a flag it cannot parse returns errUsage, after fs printed why.
+// parseArgs parses args into fs. -h, -help or --help as a flag (not a flag's value, nor after
+// "--") prints fs's usage on stdout and returns errHelp; a flag it cannot parse returns
+// errUsage, after fs printed why on its output.
 func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
-	if adapters.WantsHelp(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
+	out := fs.Output()
+	var said bytes.Buffer
+	fs.SetOutput(&said)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = stdout.Write(said.Bytes())
 		return errHelp
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
+	case err != nil:
+		_, _ = out.Write(said.Bytes())
 		return errUsage
 	}
 	return nil
@@ -62,27 +67,45 @@ func urlFlag(fs *flag.FlagSet) *string {
 // sidecar returns a client of the running sidecar's API. Its URL is flagURL when set, else
 // HEIRLOOM_URL, else the address the server's own configuration listens on (HEIRLOOM_LISTEN,
 // the config file's listen, as `heirloom serve` reads them; a wildcard address is reached on
-// loopback); its token is HEIRLOOM_TOKEN, else the configuration's. A configuration that does
-// not load is reported, as serve would report it, unless the URL and token are given.
+// loopback), else the default. Its token is HEIRLOOM_TOKEN, else the configuration's, which goes
+// only to the address the configuration names or to loopback. A configuration that does not
+// load (a harness may start `heirloom mcp` with no HOME) leaves the defaults: doctor says why.
 func sidecar(env []string, flagURL string) (*proxy.Client, error) {
 	c := &proxy.Client{URL: firstNonEmpty(flagURL, lookup(env, "HEIRLOOM_URL", "")), Token: lookup(env, "HEIRLOOM_TOKEN", ""), Timeout: 5 * time.Second}
 	if c.URL != "" && c.Token != "" {
 		return c, nil
 	}
-	loaded, err := loadClientConfig(env)
-	if err != nil {
-		if c.URL != "" {
-			return c, nil // the address is given; a broken config file is serve's to report
-		}
-		return nil, fmt.Errorf("finding the sidecar: %w (or give --url, or set HEIRLOOM_URL)", err)
+	given := c.URL != ""
+	var cfgListen, cfgToken string
+	if loaded, err := loadClientConfig(env); err == nil {
+		cfgListen, cfgToken = loaded.Config.Listen, loaded.Config.Token
+	} else {
+		cfgListen = lookup(env, "HEIRLOOM_LISTEN", "")
 	}
 	if c.URL == "" {
-		c.URL = listenURL(loaded.Config.Listen)
+		c.URL = adapters.DefaultSidecarURL
+		if cfgListen != "" {
+			c.URL = listenURL(cfgListen)
+		}
 	}
-	if c.Token == "" {
-		c.Token = loaded.Config.Token
+	if c.Token == "" && cfgToken != "" && (!given || loopbackURL(c.URL)) {
+		c.Token = cfgToken
 	}
 	return c, nil
+}
+
+// loopbackURL reports whether u's host is a loopback address (or localhost).
+func loopbackURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := p.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // loadClientConfig loads the configuration as serve does without flags: defaults, the config
@@ -175,25 +198,38 @@ type notFoundError struct {
 
 func (e *notFoundError) Error() string { return fmt.Sprintf("%s %s not found%s", e.what, e.id, e.hint) }
 
-// matchShort finds the one id that short shortens (shortID) or starts, among those list gives
-// for a prefix: short itself, and when none matches and the table may have shortened a part
-// before the last, what every such id starts with (searchPrefix). what names the kind of record
-// in errors.
+// minPrefix is the shortest start of an id taken for the id: a shorter one would name a record
+// by a letter or two (and `sessions delete x` delete one).
+const minPrefix = 6
+
+// matchShort finds the one id that short shortens (shortID: the ID column of the tables) or
+// starts (minPrefix characters at least), among those list gives for a prefix: short itself,
+// and when none matches and the table may have shortened a part before the last, what every
+// such id starts with (searchPrefix). An id short shortens to exactly wins over ids short only
+// starts: a session's short id starts its sub-agents' ids too. what names the kind of record in
+// errors.
 func matchShort(short, what string, list func(prefix string) ([]string, error)) (string, error) {
-	var found []string
+	var exact, starts []string
 	for _, prefix := range slices.Compact([]string{short, searchPrefix(short)}) {
 		ids, err := list(prefix)
 		if err != nil {
 			return "", err
 		}
 		for _, id := range ids {
-			if strings.HasPrefix(id, short) || shortID(id) == short {
-				found = append(found, id)
+			switch {
+			case shortID(id) == short:
+				exact = append(exact, id)
+			case strings.HasPrefix(id, short) && utf8.RuneCountInString(short) >= minPrefix:
+				starts = append(starts, id)
 			}
 		}
-		if len(found) > 0 {
+		if len(exact)+len(starts) > 0 {
 			break
 		}
+	}
+	found := exact
+	if len(found) == 0 {
+		found = starts
 	}
 	switch len(found) {
 	case 0:

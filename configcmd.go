@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/heirloom-dev/heirloom/adapters"
 	"io"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/config"
 )
 

@@ -22,7 +22,7 @@ var allowedInternal = map[string][]string{
 	// The installers' one atomic, synced file write (temp file, fsync, rename, directory fsync).
 	"adapters/internal/atomicfile": {},
 	// The installers' edits of JSON config files: key order and indentation kept, atomic writes.
-	"adapters/internal/jsonconfig": {"adapters/internal/atomicfile"},
+	"adapters/internal/jsonconfig": {"adapters/internal/atomicfile", "adapters/internal/textdiff"},
 	// The stream clients' shared lifecycle, backoff, counters and Sink delivery.
 	"adapters/internal/follow": {"adapters"},
 	// The stream clients' test helpers (a recording Sink and Logger, a goroutine-leak check):

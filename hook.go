@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/heirloom-dev/heirloom/adapters"
 	"io"
 	"strings"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/hookshim"
 )
 

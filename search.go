@@ -59,6 +59,10 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 		if fs.NArg() == 0 {
 			break
 		}
+		if n := len(rest) - fs.NArg(); n > 0 && rest[n-1] == "--" {
+			words = append(words, fs.Args()...) // after "--", words only
+			break
+		}
 		words = append(words, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}

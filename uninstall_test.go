@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,5 +174,49 @@ func TestUninstall_OpenClaw(t *testing.T) {
 	}
 	if aside, _ := filepath.Glob(dir + ".backup-*"); len(aside) != 1 || !strings.Contains(out, "does not load") {
 		t.Errorf("the folder moved aside: %v; uninstall says:\n%s", aside, out)
+	}
+}
+
+// TestUninstall_ClaudeCodeWrappedHooks: a hook of the user's behind the shim ("heirloom-hook
+// claude-code -- CMD") is theirs: install leaves it (its event reaches heirloom already) and
+// adds no group beside it; uninstall unwraps it back to CMD rather than deleting it. A hook of
+// heirloom's in a group of the user's goes, the user's hook stays.
+func TestUninstall_ClaudeCodeWrappedHooks(t *testing.T) {
+	u := newUninstallEnv(t)
+	settings := u.write(".claude/settings.json", `{
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "heirloom-hook claude-code -- ./my-guard.sh --strict"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "heirloom hook claude-code"}]}]
+  }
+}
+`)
+	u.run("install", "claude-code", "--mcp=false")
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string }
+		}
+	}
+	read := func() {
+		t.Helper()
+		b, _ := os.ReadFile(settings)
+		s.Hooks = nil
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+	}
+	read()
+	if n := len(s.Hooks["PreToolUse"]); n != 1 || s.Hooks["PreToolUse"][0].Hooks[0].Command != "heirloom-hook claude-code -- ./my-guard.sh --strict" {
+		t.Errorf("install beside a wrapped hook: PreToolUse %+v; want the wrapper alone", s.Hooks["PreToolUse"])
+	}
+	u.run("uninstall", "claude-code", "--mcp-config", "none")
+	read()
+	if pre := s.Hooks["PreToolUse"]; len(pre) != 1 || len(pre[0].Hooks) != 1 || pre[0].Hooks[0].Command != "./my-guard.sh --strict" {
+		t.Errorf("uninstall of a wrapped hook: PreToolUse %+v; want the user's command unwrapped", pre)
+	}
+	if stop := s.Hooks["Stop"]; len(stop) != 1 || len(stop[0].Hooks) != 1 || stop[0].Hooks[0].Command != "notify-send done" {
+		t.Errorf("uninstall of a mixed group: Stop %+v; want the user's hook alone", stop)
+	}
+	if _, ok := s.Hooks["SessionStart"]; ok {
+		t.Errorf("heirloom's own SessionStart group survived the uninstall: %+v", s.Hooks)
 	}
 }

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -76,14 +77,18 @@ func (env InstallEnv) ParseFlags(name string, args []string, dryRunHelp string, 
 		fmt.Fprintf(fs.Output(), "Usage: heirloom %s [flags]\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}
-	if WantsHelp(args) {
-		fs.SetOutput(env.Stdout)
-		fs.Usage()
+	var said bytes.Buffer
+	fs.SetOutput(&said)
+	err = fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = env.Stdout.Write(said.Bytes())
 		return false, ErrHelp
-	}
-	if err := fs.Parse(args); err != nil {
+	case err != nil:
+		_, _ = env.Stderr.Write(said.Bytes())
 		return false, ErrUsage
 	}
+	fs.SetOutput(env.Stderr)
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
 		return false, ErrUsage

@@ -46,6 +46,7 @@ type Engine struct {
 	stats       counters
 	locks       keyLocks
 	checkpoints flights // checkpoints written in the background, by session
+	heard       heard   // when each harness was last heard from (LastHeard)
 	catchups    flights // transcripts read in the background, by session
 	ctx         context.Context
 	cancel      context.CancelFunc

@@ -232,6 +232,7 @@ func (e *Engine) observeRun(c *kv.RunChange, now time.Time) {
 // delivery is what a reply's context came from, for its record: the parent an inherited block
 // carries, and how that pairing stood.
 type delivery struct {
+	session             string // the session it went to, when the event does not say it (a sub-agent's)
 	parent, parentScope string
 	provisional         bool
 }
@@ -239,8 +240,8 @@ type delivery struct {
 // blocksInjected reports each block of context, the text heirloom hands session: one
 // block.injected per block, with its heading, its length in UTF-16 units (what the harness
 // caps) and through what it went (a hook event's kind, or a plugin's inject call); and records
-// the delivery (kv.Block), what `heirloom explain` shows. A record that fails is logged: the
-// harness has its answer already.
+// the delivery (kv.Block), what `heirloom explain` shows: unsynced, about 70 us before the reply
+// goes out. A record that fails is logged, and the reply goes out all the same.
 func (e *Engine) blocksInjected(scope, session, text, via, harness string, note delivery) {
 	if text == "" || session == "" {
 		return

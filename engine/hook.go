@@ -21,6 +21,7 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
+	e.heard.note(ev.Harness, e.Now())
 	var note delivery // written by the work, read only once it answered in time
 	a, err := detachLate(ctx, e, func(ctx context.Context) (adapters.Answer, error) {
 		return e.hook(ctx, ev, &note)
@@ -34,7 +35,7 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 		// Reported only when answered in time: past the deadline the harness got nothing.
 		to := ev.SessionID
 		if ev.Kind == adapters.KindSubagentStart {
-			to = childID(ev.SessionID, ev.AgentID)
+			to = note.session // its top-level session may have been inferred
 		}
 		e.blocksInjected(e.Scope, to, a.Context, string(ev.Kind), ev.Harness, note)
 	}

@@ -39,6 +39,7 @@ type InjectRequest struct {
 // harness is asked first, within Config.DescribeWait; past that the answer comes from what is
 // stored.
 func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, err error) {
+	e.heard.note(req.Harness, e.Now())
 	reg := e.harness(req.Harness)
 	scope := req.Scope
 	if scope == "" && reg.Plugin != nil {

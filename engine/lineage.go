@@ -82,6 +82,7 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 		return "", err
 	}
 	id := childID(ev.SessionID, ev.AgentID)
+	note.session = id
 	if child, err := e.Store.GetSession(ctx, e.Scope, id); err == nil && child.ParentID != "" {
 		// A repeated SubagentStart: the same answer.
 		view, err := e.parentView(ctx, e.Scope, child.ParentID)

@@ -21,6 +21,7 @@ func (e *Engine) Consume(ctx context.Context, ev adapters.Event) error {
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
+	e.heard.note(ev.Harness, e.Now())
 	if ev.Scope == "" {
 		ev.Scope = e.Scope
 	}

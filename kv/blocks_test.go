@@ -52,6 +52,29 @@ func TestBlocks(t *testing.T) {
 	if other, _ := s.Blocks(ctx, "default", "other", 0); len(other) != 1 {
 		t.Errorf("another session's blocks: %d, want 1", len(other))
 	}
+
+	// A parent's deletion takes its sub-agents' records, which quote it, with it.
+	parent := newSession("default", "P")
+	child := newSession("default", "P:c")
+	child.ParentID = "P"
+	cross := newSession("ops", "agent:ops:subagent:1")
+	cross.ParentID, cross.ParentScope = "P", "default"
+	for _, x := range []kv.Session{parent, child, cross} {
+		if err := s.PutSession(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordBlock(ctx, kv.Block{Scope: x.Scope, SessionID: x.ID, Text: "secret from P"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DeleteSession(ctx, "default", "P"); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []kv.Session{child, cross} {
+		if left, _ := s.Blocks(ctx, x.Scope, x.ID, 0); len(left) != 0 {
+			t.Errorf("after deleting the parent: %s/%s keeps %d records quoting it", x.Scope, x.ID, len(left))
+		}
+	}
 }
 
 // BenchmarkRecordBlock is one delivery's record on the hook path: a 9,500-character block into

@@ -15,7 +15,8 @@ type Deleted struct {
 }
 
 // DeleteSession removes the session (scope, id) with its turns, their search postings, its facts
-// ledger, the blocks of context delivered to it and its checkpoints, in one synced batch: for a user who pasted a secret. Its sub-agents
+// ledger, the blocks of context delivered to it (and to its sub-agents, which quote it) and its
+// checkpoints, in one synced batch: for a user who pasted a secret. Its sub-agents
 // stay (their ParentID then names no stored session), and so do the runs it asked for or was
 // spawned by. It
 // returns an error wrapping ErrNotFound when the session is not stored.
@@ -83,6 +84,31 @@ func (s *Store) deleteSession(ctx context.Context, db *pebble.DB, scope, id stri
 	blocks := blocksPrefix(scope, id)
 	if err := b.DeleteRange(blocks, prefixEnd(blocks), nil); err != nil {
 		return Deleted{}, err
+	}
+	// Its sub-agents' delivery records quote it (their inherited blocks): they go too, so a
+	// secret deleted with the session does not stay in them.
+	for _, p := range [][]byte{childrenPrefix(scope, id), crossChildrenPrefix(scope, id)} {
+		err := scanPrefix(ctx, r, p, func(k []byte) (bool, error) {
+			cscope, cid := scope, ""
+			if k[0] == prefixCrossChild {
+				_, _, _, cs, c, err := decodeCrossChildKey(k)
+				if err != nil {
+					return false, err
+				}
+				cscope, cid = cs, c
+			} else {
+				_, _, _, c, err := decodeChildKey(k)
+				if err != nil {
+					return false, err
+				}
+				cid = c
+			}
+			kb := blocksPrefix(cscope, cid)
+			return true, b.DeleteRange(kb, prefixEnd(kb), nil)
+		})
+		if err != nil {
+			return Deleted{}, err
+		}
 	}
 
 	var cps []Checkpoint

@@ -73,9 +73,10 @@ type Store struct {
 	// Store.Facts or a View) as its turns are stored, in the same batch. Set it before Open.
 	Ledger FactFinder
 
-	counts counters     // see Stats
-	life   sync.RWMutex // read-held by every call while it runs; held by Open and Close
-	mu     sync.Mutex   // serialises read-modify-write operations
+	counts    counters     // see Stats
+	compacted compactions  // see Health
+	life      sync.RWMutex // read-held by every call while it runs; held by Open and Close
+	mu        sync.Mutex   // serialises read-modify-write operations
 	// Held under mu: a reindex is due or under way (ixBuilding), and the last turn key it has
 	// indexed (ixPos; nil before the first). Turns past ixPos are left for the reindex.
 	ixBuilding      bool
@@ -236,9 +237,11 @@ func (s *Store) now() time.Time {
 }
 
 func (s *Store) pebbleOptions() *pebble.Options {
+	listener := s.compacted.listener()
 	return &pebble.Options{
 		FormatMajorVersion: pebble.FormatMajorVersion(PebbleFormatMajorVersion),
 		Logger:             pebbleLogger{logf: s.Logf},
+		EventListener:      &listener,
 	}
 }
 

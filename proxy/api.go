@@ -37,6 +37,7 @@ func (s *Server) routeAPI(mux *http.ServeMux) {
 		s.allow(w, r, http.MethodPost)
 	})
 	s.routeGet(mux, "/api/index", s.getIndex)
+	s.routeGet(mux, "/api/status", s.getStatus)
 	mux.Handle("POST /api/index/rebuild", s.apiHandler(s.postReindex))
 	mux.HandleFunc("/api/index/rebuild", func(w http.ResponseWriter, r *http.Request) {
 		s.allow(w, r, http.MethodPost)

@@ -2,14 +2,15 @@ package proxy
 
 import (
 	"fmt"
-	"github.com/heirloom-dev/heirloom/adapters"
-	"github.com/heirloom-dev/heirloom/kv"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // Limits on how many records one API reply lists.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,8 +164,10 @@ func mergeHooks(settings map[string]any, command string, web *HTTPHooks) error {
 		if he.matcher != "" {
 			ours["matcher"] = he.matcher
 		}
+		// An event whose hook the user wrapped with the shim reaches heirloom already: a group
+		// of heirloom's own beside it would answer twice.
+		placed := slices.ContainsFunc(groups, wraps)
 		kept := make([]any, 0, len(groups)+1)
-		placed := false
 		for _, g := range groups {
 			if isOurs(g) {
 				if !placed {
@@ -203,25 +206,64 @@ func ourHook(event, command string, web *HTTPHooks) map[string]any {
 }
 
 // isOurs reports whether a hook group is one heirloom installed: every hook in it runs the shim
-// or posts to the sidecar's Claude Code endpoint.
+// or posts to the sidecar's Claude Code endpoint. A hook that wraps the user's own command
+// (shim -- CMD) is the user's, with heirloom in front: not ours.
 func isOurs(group any) bool {
-	g, ok := group.(map[string]any)
-	if !ok {
-		return false
-	}
-	hs, ok := g["hooks"].([]any)
-	if !ok || len(hs) == 0 {
+	hs := groupHooks(group)
+	if len(hs) == 0 {
 		return false
 	}
 	for _, h := range hs {
-		m, ok := h.(map[string]any)
-		cmd, _ := m["command"].(string)
-		url, _ := m["url"].(string)
-		if !ok || !strings.Contains(cmd, shimMarker) && !strings.HasSuffix(url, hookPath) {
+		if role, _ := hookRole(h); role != roleOurs {
 			return false
 		}
 	}
 	return true
+}
+
+// wraps reports whether a hook group holds a hook that wraps the user's own command with the
+// shim: that event reaches heirloom already.
+func wraps(group any) bool {
+	for _, h := range groupHooks(group) {
+		if role, _ := hookRole(h); role == roleWrapper {
+			return true
+		}
+	}
+	return false
+}
+
+// groupHooks returns a hook group's hooks; nil when it is not a group.
+func groupHooks(group any) []any {
+	g, _ := group.(map[string]any)
+	hs, _ := g["hooks"].([]any)
+	return hs
+}
+
+// Roles of a hook in a settings file.
+const (
+	roleUser    = iota // the user's own
+	roleOurs           // heirloom's: the shim, or an http hook to the sidecar's endpoint
+	roleWrapper        // the user's own command behind the shim: "heirloom-hook claude-code -- CMD"
+)
+
+// hookRole says whose hook h is; for a wrapper, inner is the user's command it wraps.
+func hookRole(h any) (role int, inner string) {
+	m, ok := h.(map[string]any)
+	if !ok {
+		return roleUser, ""
+	}
+	if url, _ := m["url"].(string); strings.HasSuffix(url, hookPath) {
+		return roleOurs, ""
+	}
+	cmd, _ := m["command"].(string)
+	_, after, ok := strings.Cut(cmd, shimMarker)
+	if !ok {
+		return roleUser, ""
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(after), "--"); ok && strings.TrimSpace(rest) != "" {
+		return roleWrapper, strings.TrimSpace(rest)
+	}
+	return roleOurs, ""
 }
 
 // jsonEqual reports whether a and b hold the same JSON value.

@@ -28,7 +28,7 @@ func (Installer) Uninstall(_ context.Context, args []string, env adapters.Instal
 	dryRun, err := env.ParseFlags("uninstall claude-code", args, "print the change as a diff; change nothing", func(fs *flag.FlagSet) {
 		project = fs.String("project", "", "uninstall from DIR/.claude/settings.json (default: the user's ~/.claude/settings.json)")
 		settings = fs.String("settings", "", "uninstall from this settings file")
-		mcpConfig = fs.String("mcp-config", "", "the Claude Code user config to take the MCP server out of (default: $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json); \"none\" leaves it")
+		mcpConfig = fs.String("mcp-config", "", "the Claude Code user config to take the MCP server out of (default: $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json, except with --project or --settings, whose installs share it); \"none\" leaves it")
 	})
 	if err != nil {
 		return err
@@ -52,8 +52,8 @@ func (Installer) Uninstall(_ context.Context, args []string, env adapters.Instal
 	}
 	jsonconfig.Report(env.Stdout, "claude-code", "heirloom's hooks", res, dryRun)
 	cfg := *mcpConfig
-	if cfg == "none" {
-		return nil
+	if cfg == "none" || cfg == "" && (*project != "" || *settings != "") {
+		return nil // the user config's MCP entry serves the other installs too
 	}
 	if cfg == "" {
 		if homeErr != nil {
@@ -73,9 +73,11 @@ func (Installer) Uninstall(_ context.Context, args []string, env adapters.Instal
 	return nil
 }
 
-// RemoveHooks takes heirloom's hook groups (command or http, any event, see isOurs) out of a
-// Claude Code settings file, keeping every other hook and setting; an event left with no group,
-// and a "hooks" object left empty, go too (see jsonconfig.Unedit for the file itself).
+// RemoveHooks takes heirloom's hooks (the shim's command hooks and the http hooks to its
+// endpoint, on any event) out of a Claude Code settings file, hook by hook, keeping every other
+// hook and setting: a hook of the user's behind the shim ("heirloom-hook claude-code -- CMD")
+// becomes CMD again; a group left with no hook goes, then an event left with no group, and a
+// "hooks" object left empty (see jsonconfig.Unedit for the file itself).
 func RemoveHooks(path string, dryRun bool, now time.Time) (jsonconfig.UneditResult, error) {
 	return jsonconfig.Unedit(path, dryRun, now, func(root *jsonconfig.Object) error {
 		v, ok := root.Get("hooks")
@@ -91,12 +93,15 @@ func RemoveHooks(path string, dryRun bool, now time.Time) (jsonconfig.UneditResu
 				continue
 			}
 			kept := make([]any, 0, len(groups))
+			changed := false
 			for _, g := range groups {
-				if !isOurs(plain(g)) {
-					kept = append(kept, g)
+				ng, gChanged := unhook(g)
+				changed = changed || gChanged
+				if ng != nil {
+					kept = append(kept, ng)
 				}
 			}
-			if len(kept) == len(groups) {
+			if !changed {
 				continue
 			}
 			if len(kept) == 0 {
@@ -120,7 +125,46 @@ func RemoveMCP(path string, dryRun bool, now time.Time) (jsonconfig.UneditResult
 	})
 }
 
-// plain is v (a jsonconfig value) as encoding/json decodes it, for isOurs.
+// unhook takes heirloom out of one hook group (a jsonconfig value): its own hooks go, a wrapped
+// command of the user's is unwrapped. It returns the group (nil when no hook is left) and
+// whether it changed.
+func unhook(group any) (any, bool) {
+	g, ok := group.(*jsonconfig.Object)
+	if !ok {
+		return group, false
+	}
+	v, _ := g.Get("hooks")
+	hs, ok := v.([]any)
+	if !ok {
+		return group, false
+	}
+	kept := make([]any, 0, len(hs))
+	changed := false
+	for _, h := range hs {
+		switch role, inner := hookRole(plain(h)); role {
+		case roleOurs:
+			changed = true
+		case roleWrapper:
+			if o, ok := h.(*jsonconfig.Object); ok {
+				o.Set("command", inner)
+				changed = true
+			}
+			kept = append(kept, h)
+		default:
+			kept = append(kept, h)
+		}
+	}
+	if !changed {
+		return group, false
+	}
+	if len(kept) == 0 {
+		return nil, true
+	}
+	g.Set("hooks", kept)
+	return g, true
+}
+
+// plain is v (a jsonconfig value) as encoding/json decodes it, for hookRole.
 func plain(v any) any {
 	var out any
 	_ = json.Unmarshal(jsonconfig.Encode(v, ""), &out)

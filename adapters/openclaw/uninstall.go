@@ -34,6 +34,35 @@ func (Installer) Uninstall(_ context.Context, args []string, env adapters.Instal
 	if err != nil {
 		return err
 	}
+	for _, k := range []string{"OPENCLAW_NIX_MODE", "OPENCLAW_CONFIG_READONLY"} {
+		if env.Getenv(k) == "1" {
+			fmt.Fprintf(env.Stderr, "warning: OpenClaw treats %s as read-only (%s=1); remove plugins.entries.%s in the source that manages it\n", paths.Config, k, PluginID)
+			return nil
+		}
+	}
+	remove := func(root *jsonconfig.Object) error {
+		if root.Has("$include") {
+			return errManualConfig
+		}
+		jsonconfig.RemovePath(root, "plugins", "entries", PluginID)
+		if v, ok := root.Get("plugins"); ok {
+			if plugins, ok := v.(*jsonconfig.Object); ok {
+				if list, ok := plugins.Get("allow"); ok {
+					if l, ok := list.([]any); ok && slices.Contains(l, any(PluginID)) {
+						plugins.Set("allow", slices.DeleteFunc(slices.Clone(l), func(x any) bool { return x == PluginID }))
+					}
+				}
+			}
+		}
+		return nil
+	}
+	// The config first, as a plan: one heirloom will not rewrite leaves the plugin where it is.
+	if _, err := jsonconfig.Unedit(paths.Config, true, time.Now(), remove); errors.Is(err, jsonconfig.ErrNotStrictJSON) || errors.Is(err, errManualConfig) {
+		fmt.Fprintf(env.Stderr, "warning: heirloom does not rewrite %s (JSON5 or $include); remove heirloom with:\n  openclaw config unset plugins.entries.%s\nthen run heirloom uninstall openclaw again\n", paths.Config, PluginID)
+		return nil
+	} else if err != nil {
+		return err
+	}
 	dir := filepath.Join(paths.Extensions, PluginID)
 	switch _, err := os.Stat(filepath.Join(dir, "openclaw.plugin.json")); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -52,33 +81,8 @@ func (Installer) Uninstall(_ context.Context, args []string, env adapters.Instal
 		}
 		fmt.Fprintf(env.Stdout, "openclaw: moved the plugin folder %s to %s, which OpenClaw does not load\n", dir, backup)
 	}
-	for _, k := range []string{"OPENCLAW_NIX_MODE", "OPENCLAW_CONFIG_READONLY"} {
-		if env.Getenv(k) == "1" {
-			fmt.Fprintf(env.Stderr, "warning: OpenClaw treats %s as read-only (%s=1); remove plugins.entries.%s in the source that manages it\n", paths.Config, k, PluginID)
-			return nil
-		}
-	}
-	res, err := jsonconfig.Unedit(paths.Config, dryRun, time.Now(), func(root *jsonconfig.Object) error {
-		if root.Has("$include") {
-			return errManualConfig
-		}
-		jsonconfig.RemovePath(root, "plugins", "entries", PluginID)
-		if v, ok := root.Get("plugins"); ok {
-			if plugins, ok := v.(*jsonconfig.Object); ok {
-				if list, ok := plugins.Get("allow"); ok {
-					if l, ok := list.([]any); ok && slices.Contains(l, any(PluginID)) {
-						plugins.Set("allow", slices.DeleteFunc(slices.Clone(l), func(x any) bool { return x == PluginID }))
-					}
-				}
-			}
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, jsonconfig.ErrNotStrictJSON), errors.Is(err, errManualConfig):
-		fmt.Fprintf(env.Stderr, "warning: heirloom does not rewrite %s (JSON5 or $include); remove heirloom with:\n  openclaw config unset plugins.entries.%s\n", paths.Config, PluginID)
-		return nil
-	case err != nil:
+	res, err := jsonconfig.Unedit(paths.Config, dryRun, time.Now(), remove)
+	if err != nil {
 		return err
 	}
 	jsonconfig.Report(env.Stdout, "openclaw", "heirloom's plugin entry", res, dryRun)

@@ -47,7 +47,8 @@ func (Installer) Uninstall(_ context.Context, args []string, env adapters.Instal
 	res, err := jsonconfig.Unedit(cfg, dryRun, time.Now(), func(root *jsonconfig.Object) error {
 		jsonconfig.RemovePath(root, "mcp", MCPServerName)
 		return nil
-	})
+	}, "$schema") // install gives a config it creates a $schema
+
 	switch {
 	case errors.Is(err, jsonconfig.ErrNotStrictJSON):
 		fmt.Fprintf(env.Stderr, "warning: %s has comments, so heirloom leaves it alone; delete \"%s\" under \"mcp\" yourself\n", cfg, MCPServerName)

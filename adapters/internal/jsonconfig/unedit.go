@@ -32,14 +32,16 @@ type UneditResult struct {
 
 // Unedit takes heirloom's entries out of the JSON config at path, as remove does to its value,
 // and leaves the file as the user had it where it can: when a backup of the file
-// (atomicfile.Backup's <path>.bak-*, the newest first) holds exactly the value the file has
-// without heirloom's entries, that backup's bytes are written back, so an install followed by
-// an uninstall gives back the very file, formatting and all; otherwise the file is edited as Edit
-// edits (key order and indentation kept), so changes made since the install stay. A file that
-// holds nothing else ({} once remove ran) and has no such backup is deleted: the install made
-// it. The current file is backed up first. A missing file, or one remove does not change, is
-// left alone (Changed false). Errors as Edit's.
-func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) error) (UneditResult, error) {
+// (atomicfile.Backup's <path>.bak-*, the newest first) holds the value the file has without
+// heirloom's entries (compared exactly, numbers as written, except that objects and lists left
+// empty count as absent: remove drops the ones it empties), that backup's bytes are written
+// back, so an install followed by an uninstall gives back the very file, formatting and all;
+// otherwise the file is edited as Edit edits (key order and indentation kept), so changes made
+// since the install stay. A file with no backup at all (the install created it) that holds
+// nothing else once remove ran (no key but those in created, which the install adds to a new
+// file) is deleted. The current file is backed up first. A missing file, or one remove does
+// not change, is left alone (Changed false). Errors as Edit's.
+func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) error, created ...string) (UneditResult, error) {
 	for range editAttempts {
 		r, err := plan(path, 0o600, remove)
 		res := UneditResult{Result: r}
@@ -47,15 +49,17 @@ func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) e
 			res.Changed = res.Changed && res.Exists
 			return res, err
 		}
-		if res.Restored, err = matchingBackup(res.Path, res.After); err != nil {
+		backups, err := backupsOf(res.Path)
+		if err != nil {
 			return res, err
 		}
+		res.Restored = matchingBackup(backups, res.After)
 		switch {
 		case res.Restored != "":
 			if res.After, err = os.ReadFile(res.Restored); err != nil {
 				return res, fmt.Errorf("read %s: %w", res.Restored, err)
 			}
-		case isEmptyObject(res.After):
+		case len(backups) == 0 && onlyKeys(res.After, created):
 			res.Removed, res.After = true, nil
 		}
 		if dryRun {
@@ -83,23 +87,37 @@ func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) e
 	return UneditResult{Result: Result{Path: path}}, fmt.Errorf("%s: %w", path, ErrChanged)
 }
 
-// matchingBackup returns the newest backup of path whose JSON value equals want's, or "".
-func matchingBackup(path string, want []byte) (string, error) {
-	names, err := filepath.Glob(path + ".bak-*")
+// backupsOf lists the backups of path (atomicfile.Backup's <path>.bak-<stamp>[.N]), newest
+// first. The directory is listed rather than globbed, so a path holding glob characters ("[")
+// finds its own.
+func backupsOf(path string) ([]string, error) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(filepath.Clean(dir))
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("list the backups of %s: %w", path, err)
 	}
-	slices.SortFunc(names, func(a, b string) int { return backupOrder(b, a) }) // newest first
-	for _, name := range names {
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), base+".bak-") && !e.IsDir() {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return backupOrder(b, a) })
+	return names, nil
+}
+
+// matchingBackup returns the newest of backups whose JSON value is want's (see sameValue), or "".
+func matchingBackup(backups []string, want []byte) string {
+	for _, name := range backups {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			continue // gone meanwhile, or unreadable: not the one
 		}
 		if sameValue(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), bytes.TrimPrefix(want, []byte("\xef\xbb\xbf"))) {
-			return name, nil
+			return name
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // backupOrder orders backup names by their stamp, then their ".N" suffix.
@@ -127,21 +145,74 @@ func splitBackup(name string) (string, int) {
 }
 
 // sameValue reports whether a and b hold the same JSON value, whatever their key order and
-// formatting.
+// formatting: numbers compared as written (no rounding through float64), and an object or list
+// left empty the same as none (remove drops what it empties).
 func sameValue(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+	x, okx := decodeExact(a)
+	y, oky := decodeExact(b)
+	if !okx || !oky {
 		return false
 	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
+	xb, _ := json.Marshal(pruneEmpty(x))
+	yb, _ := json.Marshal(pruneEmpty(y))
 	return bytes.Equal(xb, yb)
 }
 
-// isEmptyObject reports whether b is the JSON object {}.
-func isEmptyObject(b []byte) bool {
-	var m map[string]any
-	return json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &m) == nil && m != nil && len(m) == 0
+// decodeExact decodes b keeping numbers as written.
+func decodeExact(b []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// pruneEmpty drops, from objects, the values that are (or become) empty objects or lists.
+func pruneEmpty(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			e = pruneEmpty(e)
+			if isEmpty(e) {
+				delete(t, k)
+				continue
+			}
+			t[k] = e
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = pruneEmpty(e)
+		}
+		return t
+	}
+	return v
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// onlyKeys reports whether b is a JSON object whose keys are all among keys ({} included).
+func onlyKeys(b []byte, keys []string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &m) != nil || m == nil {
+		return false
+	}
+	for k := range m {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // RemovePath deletes the value at root.keys[0].keys[1]… and then every object on that path the
