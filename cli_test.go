@@ -26,7 +26,7 @@ func TestCLI_Help(t *testing.T) {
 	env := append(baseEnv(t), "HEIRLOOM_URL="+srv.URL)
 	for _, cmd := range [][]string{
 		{"serve"}, {"hook"}, {"hook", "claude-code"}, {"sessions"}, {"sessions", "delete"}, {"runs"},
-		{"runs", "show"}, {"explain"}, {"search"}, {"watch"}, {"reindex"}, {"checkpoint"}, {"mcp"}, {"install"},
+		{"runs", "show"}, {"explain"}, {"doctor"}, {"search"}, {"watch"}, {"reindex"}, {"checkpoint"}, {"mcp"}, {"install"},
 		{"install", "claude-code"}, {"install", "opencode"}, {"install", "openclaw"}, {"uninstall"},
 		{"uninstall", "claude-code"}, {"uninstall", "opencode"}, {"uninstall", "openclaw"}, {"config"},
 		{"config", "show"}, {"config", "example"},

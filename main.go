@@ -21,6 +21,7 @@ Usage:
   heirloom hook claude-code           command-hook shim: hook JSON on stdin, reply on stdout
   heirloom hook claude-code -- CMD…   the same, in front of an existing hook command: its reply merged after heirloom's
                                       (heirloom-hook claude-code is the same shim as a light binary of its own)
+  heirloom doctor [--json]            check the wiring: sidecar, store, each harness's binary, hooks, plugin, MCP entry
   heirloom sessions [flags]           list recorded sessions, newest first (--tree: with sub-agents)
   heirloom sessions delete KEY        remove a session, its turns, its index entries and checkpoints
   heirloom runs [flags]               list sub-agent runs, newest first (--session, --status, --harness, --since, --type)
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(stderr, (&WatchCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "reindex":
 		return exitCode(stderr, (&ReindexCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
+	case "doctor":
+		return exitCode(stderr, (&DoctorCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "explain":
 		return exitCode(stderr, (&ExplainCommand{Env: env, Stdout: stdout, Stderr: stderr}).Run(ctx, args[1:]))
 	case "checkpoint":
@@ -104,6 +107,8 @@ func exitCode(stderr io.Writer, err error) int {
 		return 0
 	case err == errUsage:
 		return 2
+	case err == errProblems:
+		return 1 // the report said what
 	default:
 		fmt.Fprintf(stderr, "heirloom: %v\n", err)
 		return 1
