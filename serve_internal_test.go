@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/claudecode"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/condense"
@@ -124,6 +128,29 @@ func TestListenURL(t *testing.T) {
 	} {
 		if got := listenURL(addr); got != want {
 			t.Errorf("listenURL(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// TestVerifiedVersions: the versions doctor calls verified are the ones the live tests pin.
+func TestVerifiedVersions(t *testing.T) {
+	pins := map[string]string{}
+	for _, f := range []string{"e2e/npm/package.json", "e2e/npm/openclaw/package.json"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct{ Dependencies map[string]string }
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(pins, p.Dependencies)
+	}
+	for pkg, verified := range map[string][]string{
+		"@anthropic-ai/claude-code": claudecode.VerifiedVersions, "opencode-ai": opencode.VerifiedVersions, "openclaw": openclaw.VerifiedVersions,
+	} {
+		if !slices.Contains(verified, pins[pkg]) {
+			t.Errorf("%s is pinned at %q for the live tests, but doctor calls %v verified", pkg, pins[pkg], verified)
 		}
 	}
 }
