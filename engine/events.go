@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -226,6 +227,7 @@ func (e *Engine) observeRun(c *kv.RunChange, now time.Time) {
 			data["child"] = r.ChildID
 		}
 		e.Feed.Publish(Event{Type: EventRunEnded, Time: now, Scope: r.Scope, Session: r.ParentID, Run: r.ID, Data: data})
+		e.counts.ended(e.knownHarness(r.Harness), cmp.Or(r.EndReason, "other"))
 	}
 }
 
@@ -267,8 +269,10 @@ func (e *Engine) blocksInjected(scope, session, text, via, harness string, note 
 		if k+1 < len(starts) {
 			end = starts[k+1].i
 		}
+		chars := inject.Len(strings.TrimSpace(text[st.i:end]))
 		e.Feed.Publish(Event{Type: EventBlockInjected, Time: now, Scope: scope, Session: session,
-			Data: map[string]any{"block": st.heading, "chars": inject.Len(strings.TrimSpace(text[st.i:end])), "via": via}})
+			Data: map[string]any{"block": st.heading, "chars": chars, "via": via}})
+		e.counts.delivered(e.knownHarness(harness), blockKind(st.heading), chars)
 	}
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,6 +88,23 @@ func newMetrics(reg prometheus.Registerer, streams []NamedStream, eng *engine.En
 	}
 	if _, err := register(reg, &spawnCollector{engine: eng}); err != nil {
 		return nil, err
+	}
+	if _, err := register(reg, &engineCollector{engine: eng}); err != nil {
+		return nil, err
+	}
+	// Every series of a registered harness shows from the start, at 0: a dashboard and an
+	// alert see a quiet harness as 0, not as absent.
+	for _, h := range eng.Harnesses.All() {
+		if h.Hooks != nil {
+			for _, o := range outcomes {
+				upstream.WithLabelValues(h.Name, o)
+			}
+		}
+		for _, src := range []string{sourceHook, sourcePlugin} {
+			for _, o := range []string{outcomeAccepted, outcomeMalformed, outcomeRefused, outcomeFailed} {
+				ec.events.WithLabelValues(h.Name, src, o)
+			}
+		}
 	}
 	fc, err := register(reg, &feedCollector{
 		feed: eng.Feed,
@@ -269,3 +287,65 @@ func (s *Server) handleMetrics() http.Handler {
 type promLogger struct{ s *Server }
 
 func (l promLogger) Println(v ...any) { l.s.Logger.Error("serve metrics", "error", fmt.Sprint(v...)) }
+
+// The engine's own counts and the store's figures, read when scraped.
+var (
+	blocksDelivered = prometheus.NewDesc("heirloom_blocks_delivered_total", "Blocks of context delivered to sessions (the text handed to the harness, answered in time), by harness and block: inherited, reinforcement, recovered.", []string{"harness", "block"}, nil)
+	blockChars      = prometheus.NewDesc("heirloom_block_chars", "Sizes of the blocks delivered, in the harness's characters (UTF-16 units; the cap is 9,500 by default), by harness and block.", []string{"harness", "block"}, nil)
+	runsEnded       = prometheus.NewDesc("heirloom_runs_ended_total", "Sub-agent runs that ended, by harness and end reason: completed, failed, killed, watchdog_timeout, ghost_sweep.", []string{"harness", "end_reason"}, nil)
+	storeBytes      = prometheus.NewDesc("heirloom_store_bytes", "The store's files on disk (Pebble's, the WAL included), search index included.", nil, nil)
+	storeCompacts   = prometheus.NewDesc("heirloom_store_compactions_total", "Compactions of the store since the sidecar started.", nil, nil)
+	indexVersion    = prometheus.NewDesc("heirloom_index_version", "The search index's analyzer version; 0 without an index.", nil, nil)
+	indexBuilding   = prometheus.NewDesc("heirloom_index_building", "1 while the search index is being rebuilt (searches see the turns indexed so far).", nil, nil)
+	indexRebuild    = prometheus.NewDesc("heirloom_index_rebuild_turns", "Turns a running index rebuild has indexed (state done) and has to index (state total).", []string{"state"}, nil)
+)
+
+// engineCollector serves the engine's counts (blocks delivered, runs ended) and the store's
+// size, compactions and search index state.
+type engineCollector struct{ engine *engine.Engine }
+
+func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{blocksDelivered, blockChars, runsEnded, storeBytes, storeCompacts, indexVersion, indexBuilding, indexRebuild} {
+		ch <- d
+	}
+}
+
+func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.engine == nil {
+		return
+	}
+	for _, d := range c.engine.DeliveryStats() {
+		ch <- prometheus.MustNewConstMetric(blocksDelivered, prometheus.CounterValue, float64(d.Count), d.Harness, d.Block)
+		buckets := map[float64]uint64{}
+		for i, b := range engine.BlockCharBuckets {
+			buckets[b] = d.Buckets[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(blockChars, d.Count, float64(d.Chars), buckets, d.Harness, d.Block)
+	}
+	for _, r := range c.engine.RunEnds() {
+		ch <- prometheus.MustNewConstMetric(runsEnded, prometheus.CounterValue, float64(r.Count), r.Harness, r.EndReason)
+	}
+	st := c.engine.Store
+	if st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if h, err := st.Health(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(storeBytes, prometheus.GaugeValue, float64(h.DiskBytes))
+		ch <- prometheus.MustNewConstMetric(storeCompacts, prometheus.CounterValue, float64(h.Compactions))
+	}
+	ix := st.IndexStatus()
+	ch <- prometheus.MustNewConstMetric(indexVersion, prometheus.GaugeValue, float64(ix.Version))
+	ch <- prometheus.MustNewConstMetric(indexBuilding, prometheus.GaugeValue, b2f(ix.Building))
+	ch <- prometheus.MustNewConstMetric(indexRebuild, prometheus.GaugeValue, float64(ix.Done), "done")
+	ch <- prometheus.MustNewConstMetric(indexRebuild, prometheus.GaugeValue, float64(ix.Total), "total")
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -2,10 +2,16 @@ package proxy_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	cct "github.com/heirloom-dev/heirloom/adapters/claudecode/claudecodetest"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/proxy"
@@ -65,5 +71,75 @@ func TestMetrics_HooksAndStreams(t *testing.T) {
 	}
 	if strings.Contains(got, `"s1"`) || strings.Contains(got, `"s2"`) {
 		t.Errorf("a session id in a label:\n%s", got)
+	}
+}
+
+// TestMetrics_FromTheStart: a fresh sidecar serves heirloom's series for every registered
+// harness at 0 (no proxy mode, no traffic needed), and the store's and index's figures; a
+// sub-agent's life then counts its inherited block (and its size) and its run's end.
+func TestMetrics_FromTheStart(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	s := openFeedServer(t, tr, proxy.FeedOptions{})
+	got := metricsBody(t, s)
+	for _, want := range []string{
+		`heirloom_adapter_events_total{harness="claude-code",outcome="accepted",source="hook"} 0`,
+		`heirloom_upstream_requests_total{harness="claude-code",outcome="unreachable"} 0`,
+		`heirloom_blocks_delivered_total{block="inherited",harness="claude-code"} 0`,
+		`heirloom_block_chars_count{block="recovered",harness="claude-code"} 0`,
+		`heirloom_runs_ended_total{end_reason="watchdog_timeout",harness="claude-code"} 0`,
+		`heirloom_spawn_refused_total{enforced="true",harness="claude-code",limit="max_depth"} 0`,
+		"heirloom_store_bytes ", "heirloom_store_compactions_total ", "heirloom_index_version 2",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a fresh sidecar's /metrics lacks %q", want)
+		}
+	}
+	spawnLifecycle(t, s, tr)
+	got = metricsBody(t, s)
+	for _, want := range []string{
+		`heirloom_blocks_delivered_total{block="inherited",harness="claude-code"} 1`,
+		`heirloom_block_chars_count{block="inherited",harness="claude-code"} 1`,
+		`heirloom_block_chars_bucket{block="inherited",harness="claude-code",le="9500"} 1`,
+		`heirloom_runs_ended_total{end_reason="completed",harness="claude-code"} 1`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after a sub-agent's life, /metrics lacks %q", want)
+		}
+	}
+}
+
+// TestMetrics_Dashboard: docs/grafana-dashboard.json is valid JSON, and every heirloom series its
+// panels query is one /metrics serves.
+func TestMetrics_Dashboard(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &d); err != nil || len(d.Panels) == 0 {
+		t.Fatalf("the dashboard does not parse: %v", err)
+	}
+	tr := cct.NewTree(t, "S")
+	s := MustOpenServer(t, func(s *proxy.Server) {
+		s.Engine.Config.TranscriptRoots = []string{tr.Root}
+		s.Streams = []proxy.NamedStream{{Harness: "opencode", Target: "http://127.0.0.1:4096", Stream: fixedStream{adapters.StreamStats{Connected: true}}}}
+	})
+	spawnLifecycle(t, s, tr)
+	served := metricsBody(t, s)
+	name := regexp.MustCompile(`\bheirloom_[a-z_]+`) // process_* and go_* are serve's registry's
+	for _, p := range d.Panels {
+		for _, q := range p.Targets {
+			for _, m := range name.FindAllString(q.Expr, -1) {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_sum"), "_count")
+				if !strings.Contains(served, "# TYPE "+base+" ") {
+					t.Errorf("panel %q queries %s, which /metrics does not serve", p.Title, m)
+				}
+			}
+		}
 	}
 }
