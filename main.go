@@ -115,10 +115,18 @@ func exitCode(stderr io.Writer, err error) int {
 	}
 }
 
-// version returns the module version the binary was built from, or "devel".
+// version returns the version the binary was stamped with, else the module version it was built
+// from, or "devel".
 func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
 	return "devel"
 }
+
+// buildVersion is the version a release build stamps: go build -ldflags "-X
+// main.buildVersion=v0.3.0" (scripts/release does). Empty: the module's, or "devel".
+var buildVersion string

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -539,5 +540,27 @@ func TestConfigCommands(t *testing.T) {
 	msg, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(msg), "inherti") || !strings.Contains(string(msg), bad) {
 		t.Fatalf("serve with unknown key: got err %v, output %q; want non-zero naming the key and file", err, msg)
+	}
+}
+
+// TestReleaseBuild: scripts/release builds both binaries for this platform, stamped with the
+// version it is given.
+func TestReleaseBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("./scripts/release", "v1.2.3-test")
+	cmd.Env = append(os.Environ(), "RELEASE_DIR="+dir, "RELEASE_TARGETS="+runtime.GOOS+"/"+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/release: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, runtime.GOOS+"-"+runtime.GOARCH)
+	out, err := exec.Command(filepath.Join(bin, "heirloom"), "version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "heirloom v1.2.3-test" {
+		t.Errorf("the release build says %q (%v), want heirloom v1.2.3-test", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "heirloom-hook")); err != nil {
+		t.Errorf("no heirloom-hook in the release: %v", err)
 	}
 }

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,5 +59,24 @@ func TestExample_Documented(t *testing.T) {
 		if strings.HasSuffix(line, "# ") || strings.HasSuffix(line, "#") {
 			t.Errorf("got an empty comment line %q, want every key explained", line)
 		}
+	}
+}
+
+// TestExample_Reference: docs/configuration.md holds Example() as it is: the reference cannot
+// drift from the program (regenerate it with `heirloom config example`).
+func TestExample_Reference(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), "```yaml\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("docs/configuration.md has no ```yaml block")
+	}
+	if block != config.Example() {
+		t.Errorf("docs/configuration.md's reference differs from `heirloom config example`; regenerate it (see the file)")
 	}
 }
