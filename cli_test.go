@@ -28,7 +28,8 @@ func TestCLI_Help(t *testing.T) {
 		{"serve"}, {"hook"}, {"hook", "claude-code"}, {"sessions"}, {"sessions", "delete"}, {"runs"},
 		{"runs", "show"}, {"explain"}, {"doctor"}, {"search"}, {"watch"}, {"reindex"}, {"checkpoint"}, {"mcp"}, {"install"},
 		{"install", "claude-code"}, {"install", "opencode"}, {"install", "openclaw"}, {"uninstall"},
-		{"uninstall", "claude-code"}, {"uninstall", "opencode"}, {"uninstall", "openclaw"}, {"config"},
+		{"uninstall", "claude-code"}, {"uninstall", "opencode"}, {"uninstall", "openclaw"}, {"install", "service"},
+		{"uninstall", "service"}, {"config"},
 		{"config", "show"}, {"config", "example"},
 	} {
 		for _, h := range []string{"-h", "--help"} {

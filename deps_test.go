@@ -60,7 +60,9 @@ var allowedInternal = map[string][]string{
 	// The hook process: one per hook, so it links no store, engine or server (see TestHookDeps).
 	"hookshim":          {"adapters", "adapters/claudecode", "inject/heading"},
 	"cmd/heirloom-hook": {"hookshim"},
-	"":                  {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "condense", "config", "engine", "hookshim", "kv", "inject", "proxy", "search"},
+	// The user service files (systemd, launchd) and the commands that enable them: main runs them.
+	"service": {},
+	"":        {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "condense", "config", "engine", "hookshim", "kv", "inject", "proxy", "search", "service"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).

@@ -28,8 +28,11 @@ func (c *InstallCommand) Run(ctx context.Context, args []string) error {
 		return errUsage
 	}
 	if adapters.WantsHelp(args[:1]) || args[0] == "help" {
-		fmt.Fprintln(c.Stdout, installUsage(reg)+"\n\nRun 'heirloom install HARNESS -h' for a harness's flags.")
+		fmt.Fprintln(c.Stdout, installUsage(reg)+"\n       heirloom install service [--dry-run]\n\nRun 'heirloom install HARNESS -h' for a harness's flags.")
 		return errHelp
+	}
+	if args[0] == "service" {
+		return installService(args[1:], c.Stdout, c.Stderr)
 	}
 	h, ok := reg.Get(args[0])
 	if !ok || h.Installer == nil {

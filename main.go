@@ -35,7 +35,8 @@ Usage:
   heirloom install claude-code        add heirloom's hooks to ~/.claude/settings.json (--project DIR, --hooks http, --dry-run)
   heirloom install opencode           add heirloom's plugin to OpenCode (--project DIR, --dry-run)
   heirloom install openclaw           add heirloom's plugin to OpenClaw's config (--url URL, --dry-run)
-  heirloom uninstall HARNESS          take out exactly what install added, with backups (--dry-run shows the diff)
+  heirloom install service            run heirloom serve at login (systemd user unit, launchd agent; --dry-run)
+  heirloom uninstall HARNESS|service  take out exactly what install added, with backups (--dry-run shows the diff)
   heirloom config show [flags]        print the effective configuration and where each value came from
   heirloom config example             print a commented example config file
   heirloom version                    print the version

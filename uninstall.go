@@ -30,6 +30,9 @@ func (c *UninstallCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.Stdout, uninstallUsage(reg)+"\n\nRemoves what 'heirloom install' added (hooks, plugin, MCP entry), keeping everything else\nand a backup of each file it changes. Run 'heirloom uninstall HARNESS -h' for its flags.")
 		return errHelp
 	}
+	if args[0] == "service" {
+		return uninstallService(args[1:], c.Stdout, c.Stderr)
+	}
 	h, ok := reg.Get(args[0])
 	u, can := h.Installer.(adapters.Uninstaller)
 	if !ok || !can {
@@ -54,5 +57,6 @@ func uninstallUsage(reg *adapters.Registry) string {
 			lines = append(lines, "heirloom uninstall "+u.UninstallUsage())
 		}
 	}
+	lines = append(lines, "heirloom uninstall service [--dry-run]")
 	return "usage: " + strings.Join(lines, "\n       ")
 }
