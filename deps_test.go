@@ -54,7 +54,9 @@ var allowedInternal = map[string][]string{
 	"condense": {},
 	// Transport only: it carries requests to the engine. The read API reads kv directly;
 	// Claude Code's reply merging (proxy mode) is its adapter's.
-	"proxy": {"adapters", "adapters/claudecode", "engine", "kv", "inject", "inject/heading"},
+	"proxy": {"adapters", "adapters/claudecode", "engine", "kv", "inject", "inject/heading", "ui"},
+	// The lineage viewer's page, script and style sheet, embedded; proxy serves them.
+	"ui": {},
 	// config composes its defaults from the packages they configure.
 	"config": {"adapters", "engine", "proxy"},
 	// The hook process: one per hook, so it links no store, engine or server (see TestHookDeps).

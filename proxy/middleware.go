@@ -101,14 +101,15 @@ func (s *Server) checkCaller(next http.Handler) http.Handler {
 			s.writeError(w, r, Errorf(ECodeForbidden, "cross-origin requests not allowed"))
 			return
 		}
-		if r.Header.Get("Sec-Fetch-Mode") == "no-cors" {
+		if r.Header.Get("Sec-Fetch-Mode") == "no-cors" && !uiOpen(r) { // the page's own script and style sheet load so
 			s.writeError(w, r, Errorf(ECodeForbidden, "no-cors requests not allowed"))
 			return
 		}
-		if s.Token != "" && !open(r.URL.Path) && !s.hasToken(r) {
+		if s.Token != "" && !open(r.URL.Path) && !uiOpen(r) && !s.hasToken(r) {
 			s.writeError(w, r, Errorf(ECodeUnauthorized, "bearer token required"))
 			return
 		}
+		s.setUICookie(w, r)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -132,9 +133,16 @@ func open(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/.well-known/")
 }
 
-// hasToken reports whether r carries the configured bearer token.
+// hasToken reports whether r carries the configured bearer token: in its Authorization header,
+// or, for a read (GET, HEAD: the viewer's page and its live feed), in the viewer's cookie, which
+// only a same-origin page can send (checkCaller refuses other origins before this).
 func (s *Server) hasToken(r *http.Request) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if c, err := r.Cookie(uiCookie); err == nil {
+			got, ok = c.Value, true
+		}
+	}
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) == 1
 }
 

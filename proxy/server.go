@@ -182,6 +182,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("/readyz", s.handleReadyz)
 	mux.HandleFunc("/hooks/{harness}", s.hookRoute)
 	s.routeAPI(mux)
+	s.routeUI(mux)
 	// /mcp: the MCP tools, answering through the routes above, in process.
 	mux.Handle("/mcp", s.mcpHandler(mux))
 	mux.Handle("GET /metrics", s.handleMetrics())
