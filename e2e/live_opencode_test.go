@@ -89,6 +89,9 @@ func newOCLive(t *testing.T, setup ...ocSetup) *ocLive {
 		Plugins:     []string{plugin},
 		Env:         map[string]string{"HEIRLOOM_URL": "http://" + l.hAddr},
 		Config:      l.setup.Config,
+		// A port of its own: left to pick one, OpenCode once took the one heirloom was about
+		// to listen on (free when freeAddr looked).
+		Port: otherFreePort(t, l.hAddr),
 	}
 	l.OC = opencode.Serve(t, t.Context(), l.OCOpts)
 	t.Cleanup(func() {
@@ -636,4 +639,21 @@ func (l *ocLive) stateSummary() string {
 		fmt.Fprintf(&b, "\n  run %s parent=%s child=%s status=%s result=%.80q", r.ID, r.ParentID, r.ChildID, r.Status, r.Result)
 	}
 	return b.String()
+}
+
+// otherFreePort returns a free loopback port that is not taken's.
+func otherFreePort(t *testing.T, taken string) int {
+	t.Helper()
+	for range 10 {
+		addr := freeAddr(t)
+		if addr == taken {
+			continue
+		}
+		var port int
+		if _, err := fmt.Sscanf(addr, "127.0.0.1:%d", &port); err == nil {
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return 0
 }

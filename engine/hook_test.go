@@ -25,6 +25,10 @@ func TestInheritAtSubagentStart(t *testing.T) {
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser to Go. MARK-7781. Never touch vendor/."), cct.AssistantLine("a1", "Reading parse.c now."))
 	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-7781. Never touch vendor/."}))
 	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller of parse()", ""))
+	// The spawn's checkpoint is written in the background; a SubagentStart waits for it only
+	// SpawnRecordWait (5 ms here), so on a loaded machine the first reply could go without its
+	// digest and the repeated one with it. Let it land first: the test is about idempotence.
+	waitFor(t, "the spawn checkpoint", func() bool { return checkpointCount(t, e, "S") > 0 })
 	got := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore"))
 
 	for _, want := range []string{"## Inherited from Parent Session", "MARK-7781", "Reading parse.c now.", "Never touch vendor/"} {
