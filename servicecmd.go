@@ -54,6 +54,9 @@ func installService(args []string, stdout, stderr io.Writer) error {
 	if bin, err = filepath.Abs(bin); err != nil {
 		return err
 	}
+	if why := service.Unquotable(bin); why != "" {
+		return fmt.Errorf("install service: %s: %s; move heirloom, or give --binary", bin, why)
+	}
 	content := m.File(service.Spec{Binary: bin, Args: []string{"serve"}})
 	if *dryRun {
 		fmt.Fprintf(stdout, "Would write %s (%s):\n%s\nand run:\n", m.Path, m.Kind, content)
@@ -83,6 +86,9 @@ func installService(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s (%s): it runs %s serve\n", m.Path, m.Kind, bin)
 	default:
 		return fmt.Errorf("read %s: %w", m.Path, err)
+	}
+	for _, c := range m.Unload {
+		_ = exec.Command(c[0], c[1:]...).Run() // none loaded is fine
 	}
 	if err := runAll(m.Enable, stdout); err != nil {
 		hint := ""

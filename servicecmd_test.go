@@ -27,7 +27,7 @@ func TestInstallService(t *testing.T) {
 	unit := filepath.Join(home, ".config", "systemd", "user", "heirloom.service")
 
 	stdout, stderr, code := runCLI(t, env, "install", "service", "--dry-run")
-	if code != 0 || !strings.Contains(stdout, "Would write "+unit) || !strings.Contains(stdout, "systemctl --user enable --now heirloom.service") {
+	if code != 0 || !strings.Contains(stdout, "Would write "+unit) || !strings.Contains(stdout, "systemctl --user restart heirloom.service") {
 		t.Errorf("dry run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(unit); !os.IsNotExist(err) {
@@ -39,7 +39,7 @@ func TestInstallService(t *testing.T) {
 	if code != 0 || err != nil || !strings.Contains(string(b), "ExecStart="+heirloomBin+" serve") || !strings.Contains(string(b), "Restart=on-failure") {
 		t.Fatalf("install service: exit %d\n%s%s\nunit:\n%s", code, stdout, stderr, b)
 	}
-	if got, _ := os.ReadFile(calls); string(got) != "--user daemon-reload\n--user enable --now heirloom.service\n" {
+	if got, _ := os.ReadFile(calls); string(got) != "--user daemon-reload\n--user enable heirloom.service\n--user restart heirloom.service\n" {
 		t.Errorf("systemctl was called with:\n%s", got)
 	}
 

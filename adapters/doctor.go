@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -62,4 +63,57 @@ func BinaryFinding(ctx context.Context, name string, verified []string) Finding 
 		f.Fix = "it may work; if a sub-agent gets nothing, this is the first thing to suspect"
 	}
 	return f
+}
+
+// SameURL reports whether two sidecar URLs reach the same server: scheme, port and path alike,
+// localhost and 127.0.0.1 (and ::1) alike, a trailing slash or none.
+func SameURL(a, b string) bool {
+	norm := func(s string) string {
+		u, err := url.Parse(strings.TrimRight(strings.TrimSpace(s), "/"))
+		if err != nil {
+			return s
+		}
+		host := u.Hostname()
+		if host == "localhost" || host == "::1" {
+			host = "127.0.0.1"
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		return u.Scheme + "://" + host + ":" + port + u.Path
+	}
+	return norm(a) == norm(b)
+}
+
+// CommandProgram returns the program a hook command line runs: its first word, unquoted, after
+// any VAR=value assignments; "" when it cannot say (a shell expansion, an unclosed quote).
+func CommandProgram(cmd string) string {
+	s := strings.TrimSpace(cmd)
+	for {
+		var word string
+		switch {
+		case s == "":
+			return ""
+		case s[0] == '"' || s[0] == '\'':
+			end := strings.IndexByte(s[1:], s[0])
+			if end < 0 {
+				return ""
+			}
+			word, s = s[1:1+end], strings.TrimSpace(s[2+end:])
+		default:
+			i := strings.IndexAny(s, " \t")
+			if i < 0 {
+				i = len(s)
+			}
+			word, s = s[:i], strings.TrimSpace(s[i:])
+		}
+		if eq := strings.IndexByte(word, '='); eq > 0 && !strings.ContainsAny(word[:eq], "/\"") {
+			continue // an environment assignment before the program
+		}
+		if strings.ContainsAny(word, "$`~*?") {
+			return ""
+		}
+		return word
+	}
 }

@@ -22,6 +22,7 @@ const (
 	BlockInherited     = "inherited"
 	BlockReinforcement = "reinforcement"
 	BlockRecovered     = "recovered"
+	BlockCompaction    = "compaction" // the objective handed to a compaction summary (plugins)
 )
 
 // DeliveryStat is the blocks of one kind delivered to one harness's sessions.
@@ -111,7 +112,7 @@ func (e *Engine) DeliveryStats() []DeliveryStat {
 	}
 	e.counts.mu.Unlock()
 	for _, reg := range e.Harnesses.All() {
-		for _, b := range []string{BlockInherited, BlockReinforcement, BlockRecovered} {
+		for _, b := range []string{BlockInherited, BlockReinforcement, BlockRecovered, BlockCompaction} {
 			if _, ok := out[[2]string{reg.Name, b}]; !ok {
 				out[[2]string{reg.Name, b}] = DeliveryStat{Harness: reg.Name, Block: b, Buckets: make([]uint64, len(BlockCharBuckets))}
 			}
@@ -121,7 +122,9 @@ func (e *Engine) DeliveryStats() []DeliveryStat {
 	for _, d := range out {
 		list = append(list, d)
 	}
-	slices.SortFunc(list, func(a, b DeliveryStat) int { return cmp.Or(cmp.Compare(a.Harness, b.Harness), cmp.Compare(a.Block, b.Block)) })
+	slices.SortFunc(list, func(a, b DeliveryStat) int {
+		return cmp.Or(cmp.Compare(a.Harness, b.Harness), cmp.Compare(a.Block, b.Block))
+	})
 	return list
 }
 
@@ -146,6 +149,8 @@ func (e *Engine) RunEnds() []RunEndStat {
 	for k, n := range out {
 		list = append(list, RunEndStat{Harness: k[0], EndReason: k[1], Count: n})
 	}
-	slices.SortFunc(list, func(a, b RunEndStat) int { return cmp.Or(cmp.Compare(a.Harness, b.Harness), cmp.Compare(a.EndReason, b.EndReason)) })
+	slices.SortFunc(list, func(a, b RunEndStat) int {
+		return cmp.Or(cmp.Compare(a.Harness, b.Harness), cmp.Compare(a.EndReason, b.EndReason))
+	})
 	return list
 }

@@ -272,7 +272,11 @@ func (e *Engine) blocksInjected(scope, session, text, via, harness string, note 
 		chars := inject.Len(strings.TrimSpace(text[st.i:end]))
 		e.Feed.Publish(Event{Type: EventBlockInjected, Time: now, Scope: scope, Session: session,
 			Data: map[string]any{"block": st.heading, "chars": chars, "via": via}})
-		e.counts.delivered(e.knownHarness(harness), blockKind(st.heading), chars)
+		kind := blockKind(st.heading)
+		if kind == "other" && via == "inject:compacting" {
+			kind = BlockCompaction // the objective a compaction summary must keep: no heading of its own
+		}
+		e.counts.delivered(e.knownHarness(harness), kind, chars)
 	}
 }
 

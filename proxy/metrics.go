@@ -290,7 +290,7 @@ func (l promLogger) Println(v ...any) { l.s.Logger.Error("serve metrics", "error
 
 // The engine's own counts and the store's figures, read when scraped.
 var (
-	blocksDelivered = prometheus.NewDesc("heirloom_blocks_delivered_total", "Blocks of context delivered to sessions (the text handed to the harness, answered in time), by harness and block: inherited, reinforcement, recovered.", []string{"harness", "block"}, nil)
+	blocksDelivered = prometheus.NewDesc("heirloom_blocks_delivered_total", "Blocks of context delivered to sessions (the text handed to the harness, answered in time), by harness and block: inherited, reinforcement, recovered, compaction (the objective a plugin hands a compaction summary).", []string{"harness", "block"}, nil)
 	blockChars      = prometheus.NewDesc("heirloom_block_chars", "Sizes of the blocks delivered, in the harness's characters (UTF-16 units; the cap is 9,500 by default), by harness and block.", []string{"harness", "block"}, nil)
 	runsEnded       = prometheus.NewDesc("heirloom_runs_ended_total", "Sub-agent runs that ended, by harness and end reason: completed, failed, killed, watchdog_timeout, ghost_sweep.", []string{"harness", "end_reason"}, nil)
 	storeBytes      = prometheus.NewDesc("heirloom_store_bytes", "The store's files on disk (Pebble's, the WAL included), search index included.", nil, nil)

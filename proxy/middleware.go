@@ -133,17 +133,14 @@ func open(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/.well-known/")
 }
 
-// hasToken reports whether r carries the configured bearer token: in its Authorization header,
-// or, for a read (GET, HEAD: the viewer's page and its live feed), in the viewer's cookie, which
-// only a same-origin page can send (checkCaller refuses other origins before this).
+// hasToken reports whether r carries the configured bearer token in its Authorization header,
+// or is one of the viewer's reads with its cookie (see hasUICookie).
 func (s *Server) hasToken(r *http.Request) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		if c, err := r.Cookie(uiCookie); err == nil {
-			got, ok = c.Value, true
-		}
+	if !ok {
+		return s.hasUICookie(r)
 	}
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) == 1
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) == 1
 }
 
 // hostOnly strips the port from a host[:port].

@@ -18,6 +18,15 @@ const (
 	Label    = "dev.heirloom.sidecar"
 )
 
+// Unquotable says why path cannot be a service's program, "" when it can: systemd takes no
+// quote, backslash or dollar sign in it (nor does a shell-free launchd need them).
+func Unquotable(path string) string {
+	if strings.ContainsAny(path, "\"'\\$`\n") {
+		return "its path holds a quote, a backslash, a $ or a newline, which a service file cannot carry"
+	}
+	return ""
+}
+
 // Spec is what the service runs: heirloom's absolute path and its arguments (serve).
 type Spec struct {
 	Binary string
@@ -28,7 +37,8 @@ type Spec struct {
 type Manager struct {
 	Kind    string     // "systemd --user" or "launchd"
 	Path    string     // the service file
-	Enable  [][]string // commands that load and start the service once the file is written
+	Unload  [][]string // commands that unload an older copy first; their failure (none loaded) is fine
+	Enable  [][]string // commands that load and (re)start the service once the file is written
 	Disable [][]string // commands that stop and unload it, before the file goes
 	Reload  [][]string // commands to run after the file is gone
 	Logs    string     // how to read its log
@@ -52,7 +62,8 @@ func For(goos, home, configHome string, uid int) (Manager, error) {
 			Path: filepath.Join(configHome, "systemd", "user", UnitName),
 			Enable: [][]string{
 				{"systemctl", "--user", "daemon-reload"},
-				{"systemctl", "--user", "enable", "--now", UnitName},
+				{"systemctl", "--user", "enable", UnitName},
+				{"systemctl", "--user", "restart", UnitName}, // a running one takes a changed file
 			},
 			Disable: [][]string{{"systemctl", "--user", "disable", "--now", UnitName}},
 			Reload:  [][]string{{"systemctl", "--user", "daemon-reload"}},
@@ -65,6 +76,7 @@ func For(goos, home, configHome string, uid int) (Manager, error) {
 		return Manager{
 			Kind:    "launchd",
 			Path:    path,
+			Unload:  [][]string{{"launchctl", "bootout", domain + "/" + Label}},
 			Enable:  [][]string{{"launchctl", "bootstrap", domain, path}},
 			Disable: [][]string{{"launchctl", "bootout", domain + "/" + Label}},
 			Logs:    "tail -f " + filepath.Join(home, "Library", "Logs", "heirloom.log"),

@@ -75,3 +75,11 @@ func TestLaunchdPlist(t *testing.T) {
 		t.Error("windows: no error")
 	}
 }
+
+func TestUnquotable(t *testing.T) {
+	for path, bad := range map[string]bool{"/opt/my tools/heirloom": false, `/opt/a"b/heirloom`: true, "/opt/$x/heirloom": true, `/opt/a\b`: true, "/opt/100%/heirloom": false} {
+		if got := service.Unquotable(path) != ""; got != bad {
+			t.Errorf("Unquotable(%q): %v, want %v", path, got, bad)
+		}
+	}
+}

@@ -68,7 +68,7 @@ func HooksFinding(path, sidecarURL string) adapters.Finding {
 			m, _ := h.(map[string]any)
 			if u, _ := m["url"].(string); u != "" {
 				kinds["http"] = true
-				if want := strings.TrimRight(sidecarURL, "/") + hookPath; sidecarURL != "" && u != want {
+				if want := strings.TrimRight(sidecarURL, "/") + hookPath; sidecarURL != "" && !adapters.SameURL(u, want) {
 					stale = append(stale, he.event+" posts to "+u)
 				}
 			}
@@ -79,8 +79,8 @@ func HooksFinding(path, sidecarURL string) adapters.Finding {
 		}
 	}
 	for c := range commands {
-		prog := strings.Fields(c)[0]
-		if strings.ContainsRune(prog, filepath.Separator) {
+		prog := adapters.CommandProgram(c)
+		if filepath.IsAbs(prog) {
 			if _, err := os.Stat(prog); err != nil {
 				stale = append(stale, "the hook command "+prog+" does not exist")
 			}
@@ -95,7 +95,7 @@ func HooksFinding(path, sidecarURL string) adapters.Finding {
 		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": no heirloom hook for "+strings.Join(missing, ", "), "heirloom install claude-code"
 	default:
 		f.Status, f.Detail = adapters.StatusOK, "heirloom's hooks for every event it uses in "+path
-		if kinds["command"] && sidecarURL != "" && strings.TrimRight(sidecarURL, "/") != adapters.DefaultSidecarURL {
+		if kinds["command"] && sidecarURL != "" && !adapters.SameURL(sidecarURL, adapters.DefaultSidecarURL) {
 			f.Status = adapters.StatusWarn
 			f.Detail += "; its command hooks reach " + adapters.DefaultSidecarURL + " unless Claude Code's environment sets HEIRLOOM_URL, and the sidecar is at " + sidecarURL
 			f.Fix = "export HEIRLOOM_URL=" + sidecarURL + " where Claude Code starts, or heirloom install claude-code --hooks http --url " + sidecarURL
@@ -122,7 +122,7 @@ func mcpFinding(path, sidecarURL string) adapters.Finding {
 		f.Status, f.Detail = adapters.StatusWarn, path+": "+err.Error()
 	case !ok:
 		f.Status, f.Detail, f.Fix = adapters.StatusWarn, "heirloom's MCP server is not registered in "+path+" (agents cannot call session_search)", "heirloom install claude-code"
-	case sidecarURL != "" && entry.URL != want:
+	case sidecarURL != "" && !adapters.SameURL(entry.URL, want):
 		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": heirloom's MCP server points at "+entry.URL+", the sidecar is at "+want, "heirloom install claude-code --url "+sidecarURL
 	default:
 		f.Status, f.Detail = adapters.StatusOK, "heirloom's MCP server in "+path+" → "+entry.URL

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 )
@@ -79,7 +78,7 @@ func configFinding(path, sidecarURL string) adapters.Finding {
 		f.Status, f.Detail, f.Fix = adapters.StatusWarn, "no plugins.entries."+PluginID+" in "+path, "heirloom install openclaw"
 	case entry.Enabled != nil && !*entry.Enabled:
 		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": plugins.entries."+PluginID+".enabled is false", "openclaw config set plugins.entries."+PluginID+".enabled true"
-	case sidecarURL != "" && strings.TrimRight(entry.Config.URL, "/") != strings.TrimRight(sidecarURL, "/"):
+	case sidecarURL != "" && !adapters.SameURL(entry.Config.URL, sidecarURL):
 		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": heirloom's plugin calls "+entry.Config.URL+", the sidecar is at "+sidecarURL, "heirloom install openclaw --url "+sidecarURL+", then openclaw gateway restart"
 	default:
 		f.Status, f.Detail = adapters.StatusOK, "heirloom's plugin enabled in "+path+", calling "+entry.Config.URL

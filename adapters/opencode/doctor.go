@@ -69,7 +69,7 @@ func mcpFinding(path, sidecarURL string) adapters.Finding {
 		f.Status, f.Detail = adapters.StatusWarn, path+": "+err.Error()+" (a config with comments is not read here)"
 	case !ok:
 		f.Status, f.Detail, f.Fix = adapters.StatusWarn, "heirloom's MCP server is not registered in "+path, "heirloom install opencode"
-	case sidecarURL != "" && entry.URL != want:
+	case sidecarURL != "" && !adapters.SameURL(entry.URL, want):
 		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": heirloom's MCP server points at "+entry.URL+", the sidecar is at "+want, "heirloom install opencode --url "+sidecarURL
 	default:
 		f.Status, f.Detail = adapters.StatusOK, "heirloom's MCP server in "+path+" → "+entry.URL

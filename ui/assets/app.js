@@ -32,7 +32,7 @@ async function api(path, opts = {}) {
 $("#login-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const resp = await fetch("/ui/session", { method: "POST", headers: { Authorization: "Bearer " + $("#token").value } });
-  if (resp.ok) { $("#login").hidden = true; start(); } else { $("#token").value = ""; $("#token").placeholder = "not that one"; }
+  if (resp.ok) { $("#login").hidden = true; start(); if (!following) follow(); } else { $("#token").value = ""; $("#token").placeholder = "not that one"; }
 });
 
 const short = (id) => id.split(":").map((p) => {
@@ -77,7 +77,7 @@ async function toggle(key) {
 // loadTree lists the top-level sessions, newest first, grouped by project; open ones show
 // their lineage.
 async function loadTree() {
-  const { sessions } = await api("/api/sessions?top_level=true&limit=500");
+  const { sessions } = await api("/api/sessions?top_level=true&limit=1000"); // the newest 1,000
   for (const s of sessions) {
     if (expanded.has(s.id)) lineages.set(s.id, (await api("/api/sessions/" + encodeURIComponent(s.id) + "/lineage")).descendants);
   }
@@ -94,7 +94,10 @@ async function loadTree() {
     for (const s of list) tree.append(node(s, null, expanded.has(s.id) ? lineages.get(s.id) || [] : []));
   }
   $("#tree").replaceChildren(tree);
-  if (!painted) { painted = true; window.heirloomFirstPaint = performance.now(); }
+  if (!painted) {
+    painted = true; // the first frame drawn after the tree is in the document: its first paint
+    requestAnimationFrame(() => requestAnimationFrame(() => { window.heirloomFirstPaint = performance.now(); }));
+  }
 }
 
 async function select(key) {
@@ -110,6 +113,7 @@ async function loadDetail(key) {
   const [{ session: s, run, children }, blocks, runs] = await Promise.all([
     api("/api/sessions/" + k), api("/api/sessions/" + k + "/blocks"), api("/api/runs?session=" + k),
   ]);
+  if (key !== selected) return; // another session was picked meanwhile
   const d = el("div", { "data-session": s.id });
   d.append(el("h2", {}, s.id));
   const dl = el("dl");
@@ -147,6 +151,7 @@ async function loadDetail(key) {
   }
   d.append(more);
   await page();
+  if (key !== selected) return;
   $("#detail").replaceChildren(d);
 }
 
@@ -163,10 +168,15 @@ $("#search").addEventListener("submit", async (ev) => {
 
 // follow the live feed: the tree and the session shown are read again when they change.
 let pending = null;
+let following = false;
 function follow() {
+  following = true;
   const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/events" + (scope ? "?scope=" + encodeURIComponent(scope) : ""));
   ws.onopen = () => { $("#live").className = "on"; $("#live").textContent = "● live"; };
-  ws.onclose = () => { $("#live").className = "off"; $("#live").textContent = "○ reconnecting"; setTimeout(follow, 2000); };
+  ws.onclose = () => {
+    $("#live").className = "off"; $("#live").textContent = "○ reconnecting";
+    if ($("#login").hidden) setTimeout(follow, 2000); else following = false; // after the token, start() follows again
+  };
   ws.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     clearTimeout(pending);
@@ -181,6 +191,6 @@ function start() {
   loadTree().then(() => { if (params.get("session")) select(params.get("session")); }).catch((e) => {
     if (e.message !== "token required") $("#tree").replaceChildren(el("p", { class: "muted" }, "Cannot read sessions: " + e.message));
   });
-  follow();
 }
 start();
+follow();
