@@ -30,15 +30,8 @@ func (c *CheckpointCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the API's JSON reply as is")
 	scope := fs.String("scope", "", "the memory scope of the session (default: the configured one)")
 	sidecarURL := urlFlag(fs)
-	if err := parseArgs(fs, args, c.Stdout); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(fs.Output(), "heirloom checkpoint: session KEY required")
-		return errUsage
-	}
-	key := fs.Arg(0)
-	if err := parseFlags(fs, fs.Args()[1:], c.Stdout); err != nil { // flags after KEY
+	key, err := parseKeyArgs(fs, args, c.Stdout)
+	if err != nil {
 		return err
 	}
 	client, err := sidecar(c.Env, *sidecarURL)

@@ -59,6 +59,20 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	return nil
 }
 
+// parseKeyArgs parses a command line of flags, one session KEY, then more flags, and returns
+// KEY; none is a mistake, said on fs's output.
+func parseKeyArgs(fs *flag.FlagSet, args []string, stdout io.Writer) (string, error) {
+	if err := parseArgs(fs, args, stdout); err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(fs.Output(), "%s: session KEY required\n", fs.Name())
+		return "", errUsage
+	}
+	key := fs.Arg(0)
+	return key, parseFlags(fs, fs.Args()[1:], stdout) // flags after KEY
+}
+
 // urlFlag declares --url on a client command's flags.
 func urlFlag(fs *flag.FlagSet) *string {
 	return fs.String("url", "", "the sidecar's URL (default: $HEIRLOOM_URL, else where the configuration says it listens: $HEIRLOOM_LISTEN, the config file's listen, "+adapters.DefaultSidecarURL+")")

@@ -38,15 +38,8 @@ func (c *ExplainCommand) Run(ctx context.Context, args []string) error {
 	limit := fs.Int("limit", 0, "at most this many deliveries (default: every one kept)")
 	asJSON := fs.Bool("json", false, "print the API's JSON reply as is")
 	sidecarURL := urlFlag(fs)
-	if err := parseArgs(fs, args, c.Stdout); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(fs.Output(), "heirloom explain: session KEY required")
-		return errUsage
-	}
-	key := fs.Arg(0)
-	if err := parseFlags(fs, fs.Args()[1:], c.Stdout); err != nil { // flags after KEY
+	key, err := parseKeyArgs(fs, args, c.Stdout)
+	if err != nil {
 		return err
 	}
 	client, err := sidecar(c.Env, *sidecarURL)

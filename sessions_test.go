@@ -1,11 +1,9 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,18 +16,7 @@ import (
 // runCLI runs the heirloom binary with args and env, returning stdout, stderr and the exit code.
 func runCLI(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(heirloomBin, args...)
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if exitErr, ok := err.(*exec.ExitError); ok {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
+	return runCLIStdin(t, env, "", args...)
 }
 
 // sessionID is a Claude Code–style session id, long enough to be shortened in tables.

@@ -2,6 +2,8 @@ package adapters
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -116,4 +118,22 @@ func CommandProgram(cmd string) string {
 		}
 		return word
 	}
+}
+
+// MCPFinding is the finding on heirloom's MCP entry in a harness's config at path, read as err
+// says: entryURL when found, which must be the sidecar's /mcp. fix is the install command that
+// writes it.
+func MCPFinding(path string, entryURL string, found bool, err error, sidecarURL, fix string) Finding {
+	f := Finding{Check: "mcp"}
+	switch want := strings.TrimRight(sidecarURL, "/") + "/mcp"; {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		f.Status, f.Detail = StatusWarn, path+": "+err.Error()+" (not read here)"
+	case !found:
+		f.Status, f.Detail, f.Fix = StatusWarn, "heirloom's MCP server is not registered in "+path+" (agents cannot call session_search)", fix
+	case sidecarURL != "" && !SameURL(entryURL, want):
+		f.Status, f.Detail, f.Fix = StatusFail, path+": heirloom's MCP server points at "+entryURL+", the sidecar is at "+want, fix+" --url "+sidecarURL
+	default:
+		f.Status, f.Detail = StatusOK, "heirloom's MCP server in "+path+" → "+entryURL
+	}
+	return f
 }

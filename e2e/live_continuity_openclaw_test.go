@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -41,33 +40,9 @@ func TestLiveContinuityOpenClaw(t *testing.T) {
 	}
 	t.Cleanup(api.Close)
 
-	// As in TestLiveOpenClaw: the Gateway's port and token are fixed first, the plugin installed
-	// into the Gateway's state before it starts, pointing at heirloom's address.
-	gwAddr, heirloomAddr := freeAddr(t), freeAddr(t)
-	var gwPort int
-	if _, err := fmt.Sscanf(gwAddr, "127.0.0.1:%d", &gwPort); err != nil {
-		t.Fatal(err)
-	}
-	g := openclaw.New(t, openclaw.Options{ProviderURL: api.BaseURL(), Port: gwPort})
-	install := exec.Command(heirloomBin(t), "install", "openclaw", "--url", "http://"+heirloomAddr)
-	install.Env = g.Environ()
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("heirloom install openclaw: %v\n%s", err, out)
-	}
-	g.Start(t, t.Context())
-	hl := startServe(t, serveOptions{Home: t.TempDir(), Addr: heirloomAddr, Env: []string{
-		"HEIRLOOM_ADAPTERS__OPENCLAW__URL=" + g.WSURL(),
-		"OPENCLAW_GATEWAY_TOKEN=" + g.Token,
-		"HEIRLOOM_LOG__LEVEL=debug",
-	}})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("heirloom serve output:\n%s", hl.Logs())
-		}
-	})
-	waitFor(t, "heirloom to connect to the Gateway", func() bool { return strings.Contains(hl.Logs(), "connected to OpenClaw") })
-
-	op := g.Connect(t, t.Context())
+	stack := startClawStack(t, api, nil)
+	hl := stack.HL
+	op := stack.Op
 	ctx := t.Context()
 	// diag says what heirloom holds of a session, for failure messages.
 	diag := func(key string) string {

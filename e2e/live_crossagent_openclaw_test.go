@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -55,40 +53,13 @@ func TestLiveOpenClawCrossAgent(t *testing.T) {
 	}
 	t.Cleanup(api.Close)
 
-	gwAddr, heirloomAddr := freeAddr(t), freeAddr(t)
-	var gwPort int
-	if _, err := fmt.Sscanf(gwAddr, "127.0.0.1:%d", &gwPort); err != nil {
-		t.Fatal(err)
-	}
-	g := openclaw.New(t, openclaw.Options{ProviderURL: api.BaseURL(), Port: gwPort, Config: map[string]any{
+	stack := startClawStack(t, api, map[string]any{
 		"agents": map[string]any{"entries": map[string]any{
 			"main": map[string]any{"subagents": map[string]any{"allowAgents": []string{"ops"}}},
 			"ops":  map[string]any{},
 		}},
-	}})
-	install := exec.Command(heirloomBin(t), "install", "openclaw", "--url", "http://"+heirloomAddr)
-	install.Env = g.Environ()
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("heirloom install openclaw: %v\n%s", err, out)
-	}
-	g.Start(t, t.Context())
-	hl := startServe(t, serveOptions{Home: t.TempDir(), Addr: heirloomAddr, Env: []string{
-		"HEIRLOOM_ADAPTERS__OPENCLAW__URL=" + g.WSURL(),
-		"OPENCLAW_GATEWAY_TOKEN=" + g.Token,
-		"HEIRLOOM_LOG__LEVEL=debug",
-	}})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("heirloom serve output:\n%s", hl.Logs())
-		}
 	})
-	waitFor(t, "heirloom to connect to the Gateway", func() bool { return strings.Contains(hl.Logs(), "connected to OpenClaw") })
-
-	rec := g.Connect(t, t.Context())
-	if err := rec.Subscribe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	op := g.Connect(t, t.Context())
+	hl, rec, op := stack.HL, stack.Rec, stack.Op
 	ctx := t.Context()
 	if _, err := op.Agent(ctx, parentKey, parentMark+": delegate the deploy check to the ops agent"); err != nil {
 		t.Fatal(err)

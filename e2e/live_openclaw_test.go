@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -67,37 +65,8 @@ func TestLiveOpenClaw(t *testing.T) {
 	}
 	t.Cleanup(api.Close)
 
-	// The Gateway's port and token are fixed first, so heirloom can be told them; the plugin is
-	// installed into the Gateway's state before it starts, pointing at heirloom's address.
-	gwAddr, heirloomAddr := freeAddr(t), freeAddr(t)
-	var gwPort int
-	if _, err := fmt.Sscanf(gwAddr, "127.0.0.1:%d", &gwPort); err != nil {
-		t.Fatal(err)
-	}
-	g := openclaw.New(t, openclaw.Options{ProviderURL: api.BaseURL(), Port: gwPort})
-	install := exec.Command(heirloomBin(t), "install", "openclaw", "--url", "http://"+heirloomAddr)
-	install.Env = g.Environ()
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("heirloom install openclaw: %v\n%s", err, out)
-	}
-	g.Start(t, t.Context())
-	hl := startServe(t, serveOptions{Home: t.TempDir(), Addr: heirloomAddr, Env: []string{
-		"HEIRLOOM_ADAPTERS__OPENCLAW__URL=" + g.WSURL(),
-		"OPENCLAW_GATEWAY_TOKEN=" + g.Token,
-		"HEIRLOOM_LOG__LEVEL=debug",
-	}})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("heirloom serve output:\n%s", hl.Logs())
-		}
-	})
-	waitFor(t, "heirloom to connect to the Gateway", func() bool { return strings.Contains(hl.Logs(), "connected to OpenClaw") })
-
-	rec := g.Connect(t, t.Context())
-	if err := rec.Subscribe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	op := g.Connect(t, t.Context())
+	stack := startClawStack(t, api, nil)
+	hl, rec, op := stack.HL, stack.Rec, stack.Op
 	ctx := t.Context()
 	if _, err := op.Agent(ctx, parentKey, parentMark+": delegate the research to a sub-agent"); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -60,36 +58,8 @@ func TestLiveOpenClawSpawnDepth(t *testing.T) {
 	}
 	t.Cleanup(api.Close)
 
-	gwAddr, heirloomAddr := freeAddr(t), freeAddr(t)
-	var gwPort int
-	if _, err := fmt.Sscanf(gwAddr, "127.0.0.1:%d", &gwPort); err != nil {
-		t.Fatal(err)
-	}
-	g := openclaw.New(t, openclaw.Options{ProviderURL: api.BaseURL(), Port: gwPort})
-	install := exec.Command(heirloomBin(t), "install", "openclaw", "--url", "http://"+heirloomAddr)
-	install.Env = g.Environ()
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("heirloom install openclaw: %v\n%s", err, out)
-	}
-	g.Start(t, t.Context())
-	hl := startServe(t, serveOptions{Home: t.TempDir(), Addr: heirloomAddr, Env: []string{
-		"HEIRLOOM_ADAPTERS__OPENCLAW__URL=" + g.WSURL(),
-		"OPENCLAW_GATEWAY_TOKEN=" + g.Token,
-		"HEIRLOOM_LOG__LEVEL=debug",
-		"HEIRLOOM_SPAWN__MAX_DEPTH=1",
-	}})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("heirloom serve output:\n%s", hl.Logs())
-		}
-	})
-	waitFor(t, "heirloom to connect to the Gateway", func() bool { return strings.Contains(hl.Logs(), "connected to OpenClaw") })
-
-	rec := g.Connect(t, t.Context())
-	if err := rec.Subscribe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	op := g.Connect(t, t.Context())
+	stack := startClawStack(t, api, nil, "HEIRLOOM_SPAWN__MAX_DEPTH=1")
+	hl, rec, op := stack.HL, stack.Rec, stack.Op
 	ctx := t.Context()
 	if _, err := op.Agent(ctx, parentKey, parentMark+": delegate the research to a sub-agent"); err != nil {
 		t.Fatal(err)

@@ -104,28 +104,17 @@ func HooksFinding(path, sidecarURL string) adapters.Finding {
 	return f
 }
 
-// mcpFinding checks heirloom's MCP server in Claude Code's user config.
+// mcpFinding checks heirloom's MCP entry (mcpServers.heirloom.url) in the config at path.
 func mcpFinding(path, sidecarURL string) adapters.Finding {
-	f := adapters.Finding{Check: "mcp"}
 	b, err := os.ReadFile(path)
 	var cfg struct {
-		MCPServers map[string]struct {
+		Entries map[string]struct {
 			URL string `json:"url"`
 		} `json:"mcpServers"`
 	}
 	if err == nil {
 		err = json.Unmarshal(b, &cfg)
 	}
-	entry, ok := cfg.MCPServers[MCPServerName]
-	switch want := strings.TrimRight(sidecarURL, "/") + "/mcp"; {
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		f.Status, f.Detail = adapters.StatusWarn, path+": "+err.Error()
-	case !ok:
-		f.Status, f.Detail, f.Fix = adapters.StatusWarn, "heirloom's MCP server is not registered in "+path+" (agents cannot call session_search)", "heirloom install claude-code"
-	case sidecarURL != "" && !adapters.SameURL(entry.URL, want):
-		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": heirloom's MCP server points at "+entry.URL+", the sidecar is at "+want, "heirloom install claude-code --url "+sidecarURL
-	default:
-		f.Status, f.Detail = adapters.StatusOK, "heirloom's MCP server in "+path+" → "+entry.URL
-	}
-	return f
+	entry, ok := cfg.Entries[MCPServerName]
+	return adapters.MCPFinding(path, entry.URL, ok, err, sidecarURL, "heirloom install claude-code")
 }

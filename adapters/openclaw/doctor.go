@@ -32,12 +32,13 @@ func (Installer) Inspect(ctx context.Context, env adapters.InstallEnv, sidecarUR
 // pluginFolderFinding checks heirloom's plugin folder: present, and this release's files.
 func pluginFolderFinding(dir string) adapters.Finding {
 	f := adapters.Finding{Check: "plugin"}
+	if _, err := os.Stat(filepath.Join(dir, "openclaw.plugin.json")); errors.Is(err, fs.ErrNotExist) {
+		f.Status, f.Detail, f.Fix = adapters.StatusWarn, "no plugin folder at "+dir+": OpenClaw's sub-agents inherit nothing", "heirloom install openclaw"
+		return f
+	}
 	for name, want := range PluginFiles() {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && name == "openclaw.plugin.json":
-			f.Status, f.Detail, f.Fix = adapters.StatusWarn, "no plugin folder at "+dir+": OpenClaw's sub-agents inherit nothing", "heirloom install openclaw"
-			return f
 		case err != nil:
 			f.Status, f.Detail, f.Fix = adapters.StatusFail, dir+": "+err.Error(), "heirloom install openclaw"
 			return f

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 )
@@ -51,28 +50,17 @@ func pluginFinding(path string) adapters.Finding {
 	return f
 }
 
-// mcpFinding checks heirloom's MCP server in opencode.json (mcp.heirloom.url).
+// mcpFinding checks heirloom's MCP entry (mcp.heirloom.url) in the config at path.
 func mcpFinding(path, sidecarURL string) adapters.Finding {
-	f := adapters.Finding{Check: "mcp"}
 	b, err := os.ReadFile(path)
 	var cfg struct {
-		MCP map[string]struct {
+		Entries map[string]struct {
 			URL string `json:"url"`
 		} `json:"mcp"`
 	}
 	if err == nil {
 		err = json.Unmarshal(b, &cfg)
 	}
-	entry, ok := cfg.MCP[MCPServerName]
-	switch want := strings.TrimRight(sidecarURL, "/") + "/mcp"; {
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		f.Status, f.Detail = adapters.StatusWarn, path+": "+err.Error()+" (a config with comments is not read here)"
-	case !ok:
-		f.Status, f.Detail, f.Fix = adapters.StatusWarn, "heirloom's MCP server is not registered in "+path, "heirloom install opencode"
-	case sidecarURL != "" && !adapters.SameURL(entry.URL, want):
-		f.Status, f.Detail, f.Fix = adapters.StatusFail, path+": heirloom's MCP server points at "+entry.URL+", the sidecar is at "+want, "heirloom install opencode --url "+sidecarURL
-	default:
-		f.Status, f.Detail = adapters.StatusOK, "heirloom's MCP server in "+path+" → "+entry.URL
-	}
-	return f
+	entry, ok := cfg.Entries[MCPServerName]
+	return adapters.MCPFinding(path, entry.URL, ok, err, sidecarURL, "heirloom install opencode")
 }
