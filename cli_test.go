@@ -163,3 +163,22 @@ func runCLIStdin(t *testing.T, env []string, stdin string, args ...string) (stri
 	}
 	return stdout.String(), stderr.String(), code
 }
+
+// TestJunkIDsAreNoSessions (issue 16, item 7, in part): through the built binary, a hook call
+// whose session_id is not valid UTF-8 (listed as "s\ufffd" before) or holds a control character
+// gets a 400, and no session is stored for it.
+func TestJunkIDsAreNoSessions(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
+	for _, body := range []string{
+		"{\"hook_event_name\":\"SessionStart\",\"session_id\":\"s\xff\",\"source\":\"startup\"}",
+		`{"hook_event_name":"Stop","session_id":"s\u0001"}`,
+	} {
+		if status, reply := postHook(t, s.url, body); status != http.StatusBadRequest {
+			t.Errorf("hook %q: %d %s, want 400", body, status, reply)
+		}
+	}
+	stdout, stderr, code := runCLI(t, append(baseEnv(t), "HEIRLOOM_URL="+s.url), "sessions")
+	if code != 0 || !strings.Contains(stdout, "no sessions yet") {
+		t.Errorf("sessions after junk ids: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

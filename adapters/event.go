@@ -10,7 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Kind names what a normalised Event means, independent of the harness it came from.
@@ -176,6 +179,30 @@ var ErrMalformed = errors.New("malformed input")
 // Malformed returns an error wrapping ErrMalformed that says what was wrong.
 func Malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+// MaxIDBytes bounds a session or agent id a harness sends: every id heirloom has seen is well
+// under it (a Claude Code session id is 36 bytes, an OpenClaw key under 150).
+const MaxIDBytes = 512
+
+// CheckID says what is wrong with a session or agent id a harness sent, as an error wrapping
+// ErrMalformed; nil for a usable one, and for "" (whether one is needed is the caller's to
+// say). An id must be valid UTF-8 (no U+FFFD either, the mark of bytes that were not), at most
+// MaxIDBytes, and hold no control character: heirloom
+// keys its records by it and shows it in tables.
+func CheckID(field, id string) error {
+	switch {
+	case id == "":
+		return nil
+	case !utf8.ValidString(id) || strings.ContainsRune(id, utf8.RuneError):
+		// A JSON decoder turns invalid UTF-8 into U+FFFD: no id a harness makes holds one.
+		return Malformed("%s: not valid UTF-8", field)
+	case len(id) > MaxIDBytes:
+		return Malformed("%s: %d bytes, over the %d an id may have", field, len(id), MaxIDBytes)
+	case strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return Malformed("%s: holds a control character", field)
+	}
+	return nil
 }
 
 // SubagentMeta is what a harness records about a sub-agent beside the sub-agent's transcript

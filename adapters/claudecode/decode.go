@@ -36,6 +36,11 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 	if in.HookEventName == "" {
 		return adapters.Event{}, adapters.Malformed("hook call: hook_event_name missing, empty or not a string")
 	}
+	for field, id := range map[string]string{"session_id": in.SessionID, "agent_id": in.AgentID} {
+		if err := adapters.CheckID(in.HookEventName+": "+field, id); err != nil {
+			return adapters.Event{}, err // a stray or broken call is stored as no session
+		}
+	}
 	ev := adapters.Event{
 		Harness:        Harness,
 		Kind:           adapters.KindUnknown,

@@ -372,3 +372,22 @@ func TestHookEventName(t *testing.T) {
 		})
 	}
 }
+
+// TestDecode_JunkIDs: an id no record may have (invalid UTF-8, a control character, over
+// adapters.MaxIDBytes) is a malformed call, so it is answered 400 and stored as no session.
+func TestDecode_JunkIDs(t *testing.T) {
+	for name, body := range map[string]string{
+		"InvalidUTF8":  "{\"hook_event_name\":\"Stop\",\"session_id\":\"s\xff\"}",
+		"ControlChar":  `{"hook_event_name":"Stop","session_id":"s\u0007x"}`,
+		"TooLong":      `{"hook_event_name":"Stop","session_id":"` + strings.Repeat("a", adapters.MaxIDBytes+1) + `"}`,
+		"AgentIDJunk":  "{\"hook_event_name\":\"SubagentStart\",\"session_id\":\"s\",\"agent_id\":\"a\\u0000\"}",
+		"UnknownEvent": "{\"hook_event_name\":\"SomethingNew\",\"session_id\":\"s\xfe\"}",
+	} {
+		if _, err := (claudecode.Adapter{}).Decode([]byte(body)); !errors.Is(err, adapters.ErrMalformed) {
+			t.Errorf("%s: got %v, want ErrMalformed", name, err)
+		}
+	}
+	if _, err := (claudecode.Adapter{}).Decode([]byte(`{"hook_event_name":"Stop","session_id":"` + strings.Repeat("a", adapters.MaxIDBytes) + `"}`)); err != nil {
+		t.Errorf("an id of MaxIDBytes: %v", err)
+	}
+}

@@ -121,7 +121,7 @@ func DecodeHook(body []byte) (adapters.Event, error) {
 		if !hookBlank(c.RequesterSessionKey) && c.RequesterSessionKey != child {
 			ev.ParentSessionID = c.RequesterSessionKey
 		}
-		return ev, nil
+		return checkedIDs(ev)
 
 	case HookBeforeCompaction, HookAfterCompaction:
 		var e HookCompactionEvent
@@ -143,7 +143,7 @@ func DecodeHook(body []byte) (adapters.Event, error) {
 		}
 		ev.SessionID, ev.Scope = c.SessionKey, hookScope(c.SessionKey)
 		ev.TranscriptPath, ev.Cwd = e.SessionFile, c.WorkspaceDir
-		return ev, nil
+		return checkedIDs(ev)
 
 	default:
 		var c HookAgentContext
@@ -151,8 +151,19 @@ func DecodeHook(body []byte) (adapters.Event, error) {
 			return adapters.Event{}, err
 		}
 		ev.SessionID = c.SessionKey
-		return ev, nil
+		return checkedIDs(ev)
 	}
+}
+
+// checkedIDs returns ev, or an error when a session key it names cannot be an id (see
+// adapters.CheckID): a stray or broken call is stored as no session.
+func checkedIDs(ev adapters.Event) (adapters.Event, error) {
+	for field, id := range map[string]string{"session key": ev.SessionID, "requester session key": ev.ParentSessionID} {
+		if err := adapters.CheckID(ev.Name+": "+field, id); err != nil {
+			return adapters.Event{}, err
+		}
+	}
+	return ev, nil
 }
 
 // hookArgs decodes req's event into e and ctx into c (nil: not read). An absent or null
