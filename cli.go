@@ -84,10 +84,10 @@ func urlFlag(fs *flag.FlagSet) *string {
 // loopback), else the default. Its token is HEIRLOOM_TOKEN, else the configuration's, which goes
 // only to the address the configuration names or to loopback. A configuration that does not
 // load (a harness may start `heirloom mcp` with no HOME) leaves the defaults: doctor says why.
-func sidecar(env []string, flagURL string) (*proxy.Client, error) {
+func sidecar(env []string, flagURL string) *proxy.Client {
 	c := &proxy.Client{URL: firstNonEmpty(flagURL, lookup(env, "HEIRLOOM_URL", "")), Token: lookup(env, "HEIRLOOM_TOKEN", ""), Timeout: 5 * time.Second}
 	if c.URL != "" && c.Token != "" {
-		return c, nil
+		return c
 	}
 	given := c.URL != ""
 	var cfgListen, cfgToken string
@@ -105,7 +105,7 @@ func sidecar(env []string, flagURL string) (*proxy.Client, error) {
 	if c.Token == "" && cfgToken != "" && (!given || loopbackURL(c.URL)) {
 		c.Token = cfgToken
 	}
-	return c, nil
+	return c
 }
 
 // loopbackURL reports whether u's host is a loopback address (or localhost).

@@ -79,22 +79,18 @@ func (c *DoctorCommand) check(ctx context.Context, flagURL string) DoctorReport 
 	add := func(f adapters.Finding) { self.Findings = append(self.Findings, f) }
 	var status *proxy.StatusReply
 	url := ""
-	client, err := sidecar(c.Env, flagURL)
-	if err != nil {
-		add(adapters.Finding{Check: "sidecar", Status: adapters.StatusFail, Detail: err.Error()})
+	client := sidecar(c.Env, flagURL)
+	loaded, cfgErr := loadClientConfig(c.Env)
+	if cfgErr != nil {
+		add(adapters.Finding{Check: "config", Status: adapters.StatusFail, Detail: cfgErr.Error() + " (the sidecar is looked for at " + client.URL + ")",
+			Fix: "fix the file or variable it names (heirloom config show says where each value comes from)"})
 	} else {
-		if _, err := loadClientConfig(c.Env); err != nil {
-			add(adapters.Finding{Check: "config", Status: adapters.StatusFail, Detail: err.Error() + " (the sidecar is looked for at " + client.URL + ")",
-				Fix: "fix the file or variable it names (heirloom config show says where each value comes from)"})
-		} else {
-			add(adapters.Finding{Check: "config", Status: adapters.StatusOK, Detail: "the sidecar is looked for at " + client.URL})
-		}
-		status = c.sidecarChecks(ctx, client, add, now)
-		if status != nil {
-			url = client.URL
-		}
+		add(adapters.Finding{Check: "config", Status: adapters.StatusOK, Detail: "the sidecar is looked for at " + client.URL})
 	}
-	if loaded, err := loadClientConfig(c.Env); err == nil {
+	if status = c.sidecarChecks(ctx, client, add, now); status != nil {
+		url = client.URL
+	}
+	if cfgErr == nil {
 		add(dataDirFinding(loaded.Config.DataDir, status))
 	}
 

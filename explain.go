@@ -42,10 +42,7 @@ func (c *ExplainCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	if key, err = resolveSession(ctx, client, key, *scope); err != nil {
 		return err
 	}

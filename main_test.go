@@ -345,19 +345,7 @@ func TestShim(t *testing.T) {
 // and the exit code.
 func runHook(t *testing.T, stdin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(heirloomBin, append([]string{"hook", "claude-code"}, args...)...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if exitErr, ok := err.(*exec.ExitError); ok {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
+	return runCLIStdin(t, env, stdin, append([]string{"hook", "claude-code"}, args...)...)
 }
 
 // writeScript writes a /bin/sh script with body to a temp dir and returns its path.

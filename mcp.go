@@ -41,10 +41,7 @@ func (c *MCPCommand) Run(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	client.Timeout = 30 * time.Second
 	return proxy.ServeMCPStdio(ctx, client, version(), c.Stdin, c.Stdout)
 }

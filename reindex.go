@@ -38,10 +38,7 @@ func (c *ReindexCommand) Run(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	var st proxy.IndexReply
 	if _, err := client.Post(ctx, "/api/index/rebuild", nil, nil, &st); err != nil {
 		return explain(err)

@@ -54,10 +54,7 @@ func (c *RunsCommand) Run(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	for _, key := range []*string{session, root, parent, child} {
 		if err := resolveSessionFlag(ctx, client, key, *scope); err != nil {
 			return err
@@ -117,10 +114,7 @@ func (c *RunsCommand) show(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	q := url.Values{"full": {"true"}}
 	setIf(q, "scope", *scope)
 	id := fs.Arg(0)

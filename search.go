@@ -72,14 +72,12 @@ func (c *SearchCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	if err := resolveSessionFlag(ctx, client, session, *scope); err != nil {
 		return err
 	}
 	now := nowOr(c.Now)
+	var err error
 	req := proxy.SearchRequest{Query: query, Scope: *scope, Session: *session, Harness: *harness, Project: *project, Role: *role, Limit: *limit, Cursor: *cursor}
 	if req.Since, err = proxy.ParseWhen(*since, now); err != nil {
 		return fmt.Errorf("--since: %w", err)

@@ -59,10 +59,7 @@ func (c *SessionsCommand) Run(ctx context.Context, args []string) error {
 	if *tree {
 		q.Set("top_level", "true")
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	var list proxy.SessionsReply
 	raw, err := client.Get(ctx, "/api/sessions", q, &list)
 	if err != nil {
@@ -329,10 +326,7 @@ func (c *SessionsCommand) delete(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	key, err := resolveSession(ctx, client, fs.Arg(0), *scope)
 	if err != nil {
 		return err

@@ -67,10 +67,7 @@ func (c *WatchCommand) Run(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	client, err := sidecar(c.Env, *sidecarURL)
-	if err != nil {
-		return err
-	}
+	client := sidecar(c.Env, *sidecarURL)
 	if opts.Session != "" {
 		if err := resolveSessionFlag(ctx, client, &opts.Session, opts.Scope); err != nil {
 			return err

@@ -248,7 +248,6 @@ func (e *Engine) blocksInjected(scope, session, text, via, harness string, note 
 	if text == "" || session == "" {
 		return
 	}
-	defer e.recordBlock(scope, session, text, via, harness, note)
 	type at struct {
 		heading string
 		i       int
@@ -260,6 +259,11 @@ func (e *Engine) blocksInjected(scope, session, text, via, harness string, note 
 		}
 	}
 	slices.SortFunc(starts, func(a, b at) int { return a.i - b.i })
+	headings := make([]string, 0, len(starts))
+	for _, st := range starts {
+		headings = append(headings, st.heading)
+	}
+	defer e.recordBlock(scope, session, text, via, harness, headings, note)
 	if len(starts) == 0 {
 		starts = []at{{"", 0}}
 	}
@@ -280,14 +284,8 @@ func (e *Engine) blocksInjected(scope, session, text, via, harness string, note 
 	}
 }
 
-// recordBlock stores one delivery (see blocksInjected).
-func (e *Engine) recordBlock(scope, session, text, via, harness string, note delivery) {
-	var headings []string
-	for _, h := range []string{inject.ObjectiveHeading, inject.InheritedHeading, inject.RecoveredHeading} {
-		if headingAt(text, h) >= 0 {
-			headings = append(headings, h)
-		}
-	}
+// recordBlock stores one delivery (see blocksInjected), holding headings, in the text's order.
+func (e *Engine) recordBlock(scope, session, text, via, harness string, headings []string, note delivery) {
 	b := kv.Block{Scope: scope, SessionID: session, At: e.Now(), Via: via, Harness: harness, Headings: headings,
 		Chars: inject.Len(text), Cut: cutNote(text), Text: text}
 	if slices.Contains(headings, inject.InheritedHeading) {
