@@ -47,6 +47,7 @@ type Engine struct {
 	locks       keyLocks
 	checkpoints flights // checkpoints written in the background, by session
 	heard       heard   // when each harness was last heard from (LastHeard)
+	first       harnessFirst
 	counts      counts  // blocks delivered and runs ended, for /metrics
 	catchups    flights // transcripts read in the background, by session
 	ctx         context.Context

@@ -18,6 +18,7 @@ import (
 // refusal it never read is recorded as not delivered (see refusalLost). An event of an unknown
 // kind is no error.
 func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, error) {
+	defer e.first.enter()()
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}

@@ -39,6 +39,7 @@ type InjectRequest struct {
 // harness is asked first, within Config.DescribeWait; past that the answer comes from what is
 // stored.
 func (e *Engine) Inject(ctx context.Context, req InjectRequest) (text string, err error) {
+	defer e.first.enter()()
 	e.heard.note(req.Harness, e.Now())
 	reg := e.harness(req.Harness)
 	scope := req.Scope
@@ -200,7 +201,8 @@ func (e *Engine) describe(ctx context.Context, d adapters.Describer, scope, id s
 		return ""
 	}
 	for _, ev := range evs {
-		if err := e.Consume(ctx, ev); err != nil {
+		// Stored as streamed (unsynced), without yielding to the calls in flight: this is one.
+		if err := e.consume(kv.Unsynced(ctx), ev); err != nil {
 			e.Logger.Warn("describe: event not stored", "session", ev.SessionID, "error", err)
 		}
 	}

@@ -82,6 +82,7 @@ func SpawnRefusal(reason string) string { return "heirloom refused this sub-agen
 // plugin stopped waiting for before it was decided was never delivered: the call ran, and the
 // run is recorded so (see refusalLost).
 func (e *Engine) SpawnCheck(ctx context.Context, req SpawnRequest) (SpawnDecision, error) {
+	defer e.first.enter()()
 	e.heard.note(req.Harness, e.Now())
 	if req.Session == "" {
 		return SpawnDecision{Allow: true}, nil

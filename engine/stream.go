@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/kv"
@@ -13,8 +14,22 @@ import (
 // Consume implements adapters.Sink: it applies one event from a streaming harness (OpenCode's
 // event stream, OpenClaw's gateway). Those harnesses name parents and spawned children
 // explicitly, so nothing is paired by guess; turns arrive in the events and are upserted. Work
-// for one session runs under that session's lock. It returns when the event is durable.
+// for one session runs under that session's lock. It returns once the event is stored, not
+// waiting for the disk: nobody was told a streamed event is durable, so its writes are
+// committed kv.Unsynced and made durable by the store's group sync within its SyncEvery; a
+// machine crash may lose that much, which the stream's next resync repairs.
+// A harness's calls in flight go first (see harnessFirst).
 func (e *Engine) Consume(ctx context.Context, ev adapters.Event) error {
+	e.first.wait(ctx)
+	// A stream at full speed keeps its goroutine busy for long stretches: step aside between
+	// events, so that a harness's call waiting for a processor runs now rather than at the
+	// scheduler's next preemption (10 ms on).
+	runtime.Gosched()
+	return e.consume(kv.Unsynced(ctx), ev)
+}
+
+// consume is Consume, its writes synced unless ctx is kv.Unsynced.
+func (e *Engine) consume(ctx context.Context, ev adapters.Event) error {
 	if ev.SessionID == "" || ev.Kind == adapters.KindUnknown {
 		return nil
 	}
@@ -52,10 +67,12 @@ func (e *Engine) Consume(ctx context.Context, ev adapters.Event) error {
 
 // PluginEvent applies an event a harness's plugin posted (OpenClaw's subagent_spawned and
 // compaction hooks) like a streamed one, waiting until ctx ends at most; the work then
-// finishes in the background.
+// finishes in the background. Unlike a streamed event's, its writes are synced: the plugin's
+// call is answered once they are durable.
 func (e *Engine) PluginEvent(ctx context.Context, ev adapters.Event) error {
+	defer e.first.enter()()
 	_, err := detach(ctx, e, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, e.Consume(ctx, ev)
+		return struct{}{}, e.consume(ctx, ev)
 	})
 	return err
 }

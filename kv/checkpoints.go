@@ -76,7 +76,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, er
 	if err := putCheckpoint(b, &c); err != nil {
 		return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.ID, err)
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return Checkpoint{}, fmt.Errorf("put checkpoint %s/%s: %w", c.Scope, c.ID, err)
 	}
 	if s.observing() {
@@ -441,7 +441,7 @@ func (s *Store) pruneCheckpointBatch(ctx context.Context, from, end []byte, olde
 		return 0, nil, err
 	}
 	if deleted > 0 {
-		if err := s.commit(b); err != nil {
+		if err := s.commit(ctx, b); err != nil {
 			return 0, nil, err
 		}
 	}

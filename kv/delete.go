@@ -140,7 +140,7 @@ func (s *Store) deleteSession(ctx context.Context, db *pebble.DB, scope, id stri
 			return Deleted{}, err
 		}
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return Deleted{}, err
 	}
 	return d, nil

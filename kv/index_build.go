@@ -179,7 +179,7 @@ func (s *Store) startReindex(ctx context.Context, db *pebble.DB) error {
 	if err := setIndexState(b, indexState{Version: s.Index.Version(), State: indexBuilding}); err != nil {
 		return err
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return err
 	}
 	s.ixBuilding, s.ixPos, s.ixDone, s.ixTotal = true, nil, 0, total
@@ -245,7 +245,7 @@ func (s *Store) reindexChunk(db *pebble.DB) (more bool, err error) {
 			return false, err
 		}
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.commit(context.Background(), b); err != nil {
 		return false, err
 	}
 	if more {

@@ -47,6 +47,9 @@ func lockDir(dir string) (*os.File, error) {
 
 // unlockDir releases the lock taken by lockDir.
 func unlockDir(f *os.File) error {
+	if f == nil {
+		return nil
+	}
 	// Closing the descriptor drops the flock.
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close lock file: %w", err)

@@ -14,4 +14,9 @@ func lockDir(dir string) (*os.File, error) {
 	return nil, fmt.Errorf("lock data dir %s: not supported on %s", dir, runtime.GOOS)
 }
 
-func unlockDir(f *os.File) error { return f.Close() }
+func unlockDir(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	return f.Close()
+}

@@ -20,7 +20,10 @@ type Stats struct {
 	Turns       int64
 	Runs        int64
 	Checkpoints int64
-	Commits     int64 // synced batches committed (one per write method or transaction)
+	Commits     int64 // batches committed (one per write method or transaction)
+	// Of those, committed under Unsynced, and the group syncs that made them durable (or
+	// failed to).
+	Unsynced, Syncs, SyncErrors int64
 }
 
 // Sub returns the counts of s minus those of before: the work done between two snapshots.
@@ -29,7 +32,8 @@ func (s Stats) Sub(before Stats) Stats {
 		Gets: s.Gets - before.Gets, Iterators: s.Iterators - before.Iterators,
 		Sessions: s.Sessions - before.Sessions, Turns: s.Turns - before.Turns,
 		Runs: s.Runs - before.Runs, Checkpoints: s.Checkpoints - before.Checkpoints,
-		Commits: s.Commits - before.Commits,
+		Commits: s.Commits - before.Commits, Unsynced: s.Unsynced - before.Unsynced,
+		Syncs: s.Syncs - before.Syncs, SyncErrors: s.SyncErrors - before.SyncErrors,
 	}
 }
 
@@ -40,6 +44,7 @@ func (s *Store) Stats() Stats {
 		Gets: c.gets.Load(), Iterators: c.iters.Load(),
 		Sessions: c.sessions.Load(), Turns: c.turns.Load(), Runs: c.runs.Load(),
 		Checkpoints: c.checkpoints.Load(), Commits: c.commits.Load(),
+		Unsynced: c.unsynced.Load(), Syncs: c.syncs.Load(), SyncErrors: c.syncErrors.Load(),
 	}
 }
 
@@ -47,7 +52,8 @@ func (s *Store) Stats() Stats {
 type counters struct {
 	gets, iters                        atomic.Int64
 	sessions, turns, runs, checkpoints atomic.Int64
-	commits                            atomic.Int64
+	commits, unsynced                  atomic.Int64
+	syncs, syncErrors                  atomic.Int64
 }
 
 // decoded counts one record of the type whose key starts with prefix.

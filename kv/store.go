@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // PebbleFormatMajorVersion is the Pebble on-disk format version the store is opened with (24:
@@ -35,12 +36,19 @@ const pebbleDirName = "pebble"
 // Every method is safe for concurrent use. Reads take no lock shared with writers and see a
 // consistent point-in-time view; operations that read, then write (every write) are serialised
 // by one mutex. Every write is one batch, committed with Sync before the method returns, so
-// anything a method acknowledged survives a crash. Calls made before Open or after Close
-// return an error wrapping ErrClosed.
+// anything a method acknowledged survives a crash; a write whose context is marked Unsynced
+// is made durable by the group sync soon after (see Unsynced). Calls made before Open or after
+// Close return an error wrapping ErrClosed.
 type Store struct {
 	// Dir is the data directory, set by NewStore. Open creates it (mode 0700, parents too) and
 	// holds an exclusive lock on it until Close. Changing it while open has no effect.
 	Dir string
+
+	// FS, when non-nil, is the filesystem the database's files are kept on instead of the
+	// operating system's; the directory lock is then not taken (it guards against other
+	// processes). Tests use it to simulate crashes and failing disks with Pebble's own
+	// crash-testing filesystems. Set it before Open.
+	FS vfs.FS
 
 	// Now returns the current time. It stamps CreatedAt and UpdatedAt, once per write. NewStore
 	// sets it to time.Now; nil also means time.Now.
@@ -57,6 +65,12 @@ type Store struct {
 	// aborts the write with that error and nothing of it is stored. It exists for tests that
 	// inject a failure at every step of a change to prove the change is atomic; nil otherwise.
 	Fault func(step string) error
+
+	// SyncEvery is the longest a write committed under Unsynced waits for the disk: what a
+	// machine crash may lose of such writes. Zero: DefaultSyncEvery. SyncBytes of them waiting
+	// start a sync at once; zero: DefaultSyncBytes. Set both before Open.
+	SyncEvery time.Duration
+	SyncBytes int
 
 	// OnCommit, when non-nil, is called after every committed write that created or changed
 	// sessions, runs or checkpoints, with those records as they were and are (see Change), in
@@ -84,6 +98,7 @@ type Store struct {
 	ixPos           []byte
 	ixDone, ixTotal uint64
 	db              *pebble.DB // nil unless open
+	gs              *groupSync // the group sync of Unsynced writes; nil unless open
 	lock            *os.File   // the held lock file; nil unless open
 }
 
@@ -106,12 +121,19 @@ func (s *Store) Open() error {
 	if s.Dir == "" {
 		return fmt.Errorf("open store: dir required")
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+	fs := s.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := mkdirAllSynced(fs, s.Dir); err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	lock, err := lockDir(s.Dir)
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+	var lock *os.File
+	if s.FS == nil {
+		var err error
+		if lock, err = lockDir(s.Dir); err != nil {
+			return fmt.Errorf("open store: %w", err)
+		}
 	}
 	db, err := pebble.Open(filepath.Join(s.Dir, pebbleDirName), s.pebbleOptions())
 	if err != nil {
@@ -129,6 +151,40 @@ func (s *Store) Open() error {
 		return fmt.Errorf("open store %s: search index: %w", s.Dir, err)
 	}
 	s.db, s.lock = db, lock
+	s.startSync(db)
+	return nil
+}
+
+// mkdirAllSynced creates dir and its missing parents (mode 0700) and syncs the directories
+// that got a new entry, so that a machine crash right after cannot lose the data directory
+// with everything Pebble synced inside it.
+func mkdirAllSynced(fs vfs.FS, dir string) error {
+	if _, err := fs.Stat(dir); err == nil {
+		return nil
+	}
+	var parents []string // from dir's parent up to its closest existing ancestor
+	for p := fs.PathDir(dir); ; p = fs.PathDir(p) {
+		parents = append(parents, p)
+		if _, err := fs.Stat(p); err == nil || fs.PathDir(p) == p {
+			break
+		}
+	}
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, p := range parents {
+		d, err := fs.OpenDir(p)
+		if err != nil {
+			return err
+		}
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sync directory %s: %w", p, err)
+		}
+	}
 	return nil
 }
 
@@ -139,6 +195,9 @@ func (s *Store) Close() error {
 	defer s.life.Unlock()
 	var errs []error
 	if s.db != nil {
+		if err := s.stopSync(s.db); err != nil {
+			errs = append(errs, err)
+		}
 		if err := s.db.Close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -185,6 +244,22 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
+// Sync makes every write committed so far durable: those committed unsynced (see Unsynced)
+// included. It returns an error wrapping ErrClosed when not open.
+func (s *Store) Sync(ctx context.Context) error {
+	db, err := s.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("sync store: %w", err)
+	}
+	defer s.release()
+	// An empty log record committed with Sync syncs the write-ahead log up to it, and so every
+	// write before it (Pebble's own checkpoints sync this way).
+	if err := db.LogData(nil, pebble.Sync); err != nil {
+		return fmt.Errorf("sync store %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
 // acquire returns the open database and read-holds s.life until release, so Close waits for
 // the call. It fails with ctx's error or ErrClosed. Never call it while already holding it:
 // a waiting Close would deadlock the second read-hold.
@@ -213,17 +288,30 @@ func (s *Store) fault(step string) error {
 	return nil
 }
 
-// commit commits b with Sync, after the Fault hook, and counts it.
-func (s *Store) commit(b *pebble.Batch) error {
+// commit commits b, after the Fault hook, and counts it: with Sync, or without waiting for
+// the disk when ctx is Unsynced (the group sync makes it durable soon after).
+func (s *Store) commit(ctx context.Context, b *pebble.Batch) error {
 	if err := s.fault("commit"); err != nil {
 		return err
 	}
+	unsynced := isUnsynced(ctx) && s.gs != nil
 	// Counted before the commit, so that anyone who sees the batch's writes also sees it
 	// counted; taken back if the commit fails.
 	s.counts.commits.Add(1)
-	if err := b.Commit(pebble.Sync); err != nil {
+	opts := pebble.Sync
+	if unsynced {
+		s.counts.unsynced.Add(1)
+		opts = pebble.NoSync
+	}
+	if err := b.Commit(opts); err != nil {
 		s.counts.commits.Add(-1)
+		if unsynced {
+			s.counts.unsynced.Add(-1)
+		}
 		return err
+	}
+	if unsynced {
+		s.gs.note(int64(b.Len()))
 	}
 	return nil
 }
@@ -242,6 +330,7 @@ func (s *Store) pebbleOptions() *pebble.Options {
 		FormatMajorVersion: pebble.FormatMajorVersion(PebbleFormatMajorVersion),
 		Logger:             pebbleLogger{logf: s.Logf},
 		EventListener:      &listener,
+		FS:                 s.FS,
 	}
 }
 

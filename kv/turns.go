@@ -50,7 +50,7 @@ func (s *Store) AppendTranscript(ctx context.Context, scope, id string, turns []
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	a, _, err := s.appendTurns(db, scope, id, turns, &pos, false)
+	a, _, err := s.appendTurns(ctx, db, scope, id, turns, &pos, false)
 	if err != nil {
 		return Appended{}, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
 	}
@@ -80,7 +80,7 @@ func (s *Store) UpsertTurns(ctx context.Context, scope, id string, turns []Turn)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	a, replaced, err := s.appendTurns(db, scope, id, turns, nil, true)
+	a, replaced, err := s.appendTurns(ctx, db, scope, id, turns, nil, true)
 	if err != nil {
 		return 0, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
 	}
@@ -91,7 +91,7 @@ func (s *Store) UpsertTurns(ctx context.Context, scope, id string, turns []Turn)
 // UpsertTurns (replace true: they are overwritten in place). A nil pos keeps the session's
 // transcript position. It returns the session as written and the turns appended (not those
 // replaced). The caller holds s.mu.
-func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool) (a Appended, replaced int, err error) {
+func (s *Store) appendTurns(ctx context.Context, db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool) (a Appended, replaced int, err error) {
 	r := s.counted(db)
 	prev, ok, err := getSession(r, scope, id)
 	if err != nil {
@@ -185,7 +185,7 @@ func (s *Store) appendTurns(db *pebble.DB, scope, id string, turns []Turn, pos *
 	if err := facts.flush(b); err != nil {
 		return Appended{}, 0, err
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return Appended{}, 0, err
 	}
 	if s.observing() {

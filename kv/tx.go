@@ -63,7 +63,7 @@ func (s *Store) update(ctx context.Context, indexed bool, fn func(tx *Tx) error)
 	if b.Empty() {
 		return nil
 	}
-	if err := s.commit(b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return fmt.Errorf("update: %w", err)
 	}
 	s.observe(tx.changes)
