@@ -301,4 +301,3 @@ func TestCrashes(t *testing.T) {
 		t.Fatal("no crash lost anything: the unsynced writes were synced after all, and the test proves nothing")
 	}
 }
-
