@@ -157,6 +157,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Store = kv.NewStore(cfg.DataDir)
 	m.Store.Index = search.Analyzer{}
 	m.Store.Ledger = inject.Ledger{}
+	storeLog := m.Logger.Named("store")
+	m.Store.Logf = func(format string, args ...any) { storeLog.Warn(fmt.Sprintf(format, args...)) }
 	if err := m.Store.Open(); err != nil {
 		m.Store = nil
 		return fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)

@@ -15,6 +15,11 @@ type Health struct {
 	DiskBytes   uint64    // the store's files on disk, WAL included
 	Compactions int64     // compactions since the store opened
 	LastCompact time.Time // when the latest of them ended; zero before the first
+	// The data dir's filesystem at the last reading (zero when unknown), the reserve the store
+	// keeps on it, and whether writes are refused for want of it (see ErrDiskFull).
+	FreeBytes, TotalBytes uint64
+	Reserve               int64
+	DiskFull              bool
 }
 
 // compactions counts the store's compactions and keeps when the latest ended (Pebble's event
@@ -43,6 +48,9 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 	h := Health{Dir: s.Dir, DiskBytes: db.Metrics().DiskSpaceUsage(), Compactions: s.compacted.n.Load()}
 	if ns := s.compacted.last.Load(); ns != 0 {
 		h.LastCompact = time.Unix(0, ns).UTC()
+	}
+	if g := s.space.Load(); g != nil {
+		h.FreeBytes, h.TotalBytes, h.Reserve, h.DiskFull = g.free.Load(), g.total.Load(), g.reserve, g.full.Load()
 	}
 	return h, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -72,6 +73,16 @@ type Store struct {
 	SyncEvery time.Duration
 	SyncBytes int
 
+	// Reserve is the free space the store leaves on its filesystem: while less is free, writes
+	// fail at once with ErrDiskFull (reads go on) and resume by themselves when space returns,
+	// so Pebble never meets a full disk, which it cannot survive. Zero: DefaultReserve;
+	// negative: no check. SpaceEvery is how often the free space is read (DefaultSpaceEvery
+	// when zero); DiskFree, when non-nil, reads it instead of the filesystem (tests). Set them
+	// before Open.
+	Reserve    int64
+	SpaceEvery time.Duration
+	DiskFree   func(dir string) (free, total uint64, err error)
+
 	// OnCommit, when non-nil, is called after every committed write that created or changed
 	// sessions, runs or checkpoints, with those records as they were and are (see Change), in
 	// commit order. It runs while the store's write lock is held, so it must return at once and
@@ -97,9 +108,10 @@ type Store struct {
 	ixRunning       bool
 	ixPos           []byte
 	ixDone, ixTotal uint64
-	db              *pebble.DB // nil unless open
-	gs              *groupSync // the group sync of Unsynced writes; nil unless open
-	lock            *os.File   // the held lock file; nil unless open
+	db              *pebble.DB                 // nil unless open
+	gs              *groupSync                 // the group sync of Unsynced writes; nil unless open
+	space           atomic.Pointer[spaceGuard] // set while open; Pebble's callbacks read it too
+	lock            *os.File                   // the held lock file; nil unless open
 }
 
 // NewStore returns a Store for the data directory dir with defaults set. It touches nothing on
@@ -121,11 +133,7 @@ func (s *Store) Open() error {
 	if s.Dir == "" {
 		return fmt.Errorf("open store: dir required")
 	}
-	fs := s.FS
-	if fs == nil {
-		fs = vfs.Default
-	}
-	if err := mkdirAllSynced(fs, s.Dir); err != nil {
+	if err := mkdirAllSynced(s.fs(), s.Dir); err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	var lock *os.File
@@ -152,7 +160,16 @@ func (s *Store) Open() error {
 	}
 	s.db, s.lock = db, lock
 	s.startSync(db)
+	s.startSpace()
 	return nil
+}
+
+// fs is the filesystem the store's files are on: FS, or the operating system's.
+func (s *Store) fs() vfs.FS {
+	if s.FS != nil {
+		return s.FS
+	}
+	return vfs.Default
 }
 
 // mkdirAllSynced creates dir and its missing parents (mode 0700) and syncs the directories
@@ -195,6 +212,7 @@ func (s *Store) Close() error {
 	defer s.life.Unlock()
 	var errs []error
 	if s.db != nil {
+		s.stopSpace()
 		if err := s.stopSync(s.db); err != nil {
 			errs = append(errs, err)
 		}
@@ -223,6 +241,9 @@ func (s *Store) Check(ctx context.Context) error {
 		return fmt.Errorf("check store: %w", err)
 	}
 	defer s.release()
+	if err := s.allowWrite(); err != nil {
+		return fmt.Errorf("check store: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -294,6 +315,9 @@ func (s *Store) commit(ctx context.Context, b *pebble.Batch) error {
 	if err := s.fault("commit"); err != nil {
 		return err
 	}
+	if err := s.allowWrite(); err != nil {
+		return err
+	}
 	unsynced := isUnsynced(ctx) && s.gs != nil
 	// Counted before the commit, so that anyone who sees the batch's writes also sees it
 	// counted; taken back if the commit fails.
@@ -313,6 +337,7 @@ func (s *Store) commit(ctx context.Context, b *pebble.Batch) error {
 	if unsynced {
 		s.gs.note(int64(b.Len()))
 	}
+	s.space.Load().wrote(b.Len())
 	return nil
 }
 
@@ -330,7 +355,8 @@ func (s *Store) pebbleOptions() *pebble.Options {
 		FormatMajorVersion: pebble.FormatMajorVersion(PebbleFormatMajorVersion),
 		Logger:             pebbleLogger{logf: s.Logf},
 		EventListener:      &listener,
-		FS:                 s.FS,
+		// A write the disk refuses frees the ballast and is tried once more (see onDiskFull).
+		FS: vfs.OnDiskFull(s.fs(), s.onDiskFull),
 	}
 }
 

@@ -31,6 +31,12 @@ type StoreStatus struct {
 	LastCompaction time.Time `json:"last_compaction,omitzero"`
 	Writable       bool      `json:"writable"`
 	Error          string    `json:"error,omitempty"` // why it is not writable
+	// The data dir's filesystem at the store's last reading (0 when unknown), the free space
+	// the store keeps in reserve, and whether writes are refused for want of it.
+	FreeBytes  uint64 `json:"free_bytes"`
+	TotalBytes uint64 `json:"total_bytes"`
+	Reserve    int64  `json:"reserve_bytes"`
+	DiskFull   bool   `json:"disk_full"`
 }
 
 // StreamStatus is one followed harness server.
@@ -52,7 +58,8 @@ func (s *Server) getStatus(r *http.Request) (any, error) {
 	}
 	reply := StatusReply{
 		Version: cmp.Or(s.Version, "dev"), Scope: s.scope(), Listen: strings.TrimPrefix(s.URL(), "http://"), Token: s.Token != "",
-		Store:     StoreStatus{Dir: h.Dir, Bytes: h.DiskBytes, Compactions: h.Compactions, LastCompaction: h.LastCompact, Writable: true},
+		Store: StoreStatus{Dir: h.Dir, Bytes: h.DiskBytes, Compactions: h.Compactions, LastCompaction: h.LastCompact, Writable: true,
+			FreeBytes: h.FreeBytes, TotalBytes: h.TotalBytes, Reserve: h.Reserve, DiskFull: h.DiskFull},
 		Index:     indexReply(s.store().IndexStatus()),
 		Harnesses: s.Engine.LastHeard(),
 		Streams:   []StreamStatus{},

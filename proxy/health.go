@@ -2,9 +2,12 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // handleHealthz answers 200 while the process is up. It touches nothing.
@@ -15,7 +18,9 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// handleReadyz answers 200 when the store is open and takes a synced write, else 503.
+// handleReadyz answers 200 when the store is open and takes a synced write, else 503 saying
+// why (a full disk names its free space and the reserve). A full disk is not logged here: the
+// store says it once a minute.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if !s.allow(w, r, http.MethodGet, http.MethodHead) {
 		return
@@ -23,8 +28,10 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store().Check(ctx); err != nil {
-		s.Logger.Warn("not ready", "error", err)
-		s.writeError(w, r, Errorf(ECodeUnavailable, "store not writable"))
+		if !errors.Is(err, kv.ErrDiskFull) {
+			s.Logger.Warn("not ready", "error", err)
+		}
+		s.writeError(w, r, Errorf(ECodeUnavailable, "store not writable: "+err.Error()))
 		return
 	}
 	reply := map[string]any{"status": "ready"}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/engine"
+	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // serveHook serves one harness's hook endpoint: decode, ask the engine within HookTimeout,
@@ -126,6 +127,9 @@ func (s *Server) logEngineError(what, harness string, ev adapters.Event, err err
 		s.Logger.Warn(what+" over its deadline; answered without heirloom's context", args...)
 	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrNotOpen):
 		s.Logger.Debug(what+" not answered: hung up or shutting down", append(args, "error", err)...)
+	case errors.Is(err, kv.ErrDiskFull):
+		// Answered without heirloom's work; the store says so once a minute, not per call.
+		s.Logger.Debug(what+" not recorded: disk full", append(args, "error", err)...)
 	default:
 		s.Logger.Error(what+" failed", append(args, "error", err)...)
 	}
