@@ -158,6 +158,9 @@ func (c *DoctorCommand) sidecarChecks(ctx context.Context, client *proxy.Client,
 	}
 	st := status.Store
 	detail := fmt.Sprintf("%s: %s on disk, %d compactions since it started", st.Dir, sizeOf(st.Bytes), st.Compactions)
+	if st.TotalBytes > 0 {
+		detail += fmt.Sprintf(", %s free of %s (it keeps %s)", sizeOf(st.FreeBytes), sizeOf(st.TotalBytes), sizeOf(uint64(max(st.Reserve, 0))))
+	}
 	if !st.LastCompaction.IsZero() {
 		detail += ", the last " + ago(st.LastCompaction, now)
 	}
