@@ -170,25 +170,20 @@ func (e *Engine) streamTurns(ctx context.Context, ev adapters.Event) error {
 			break
 		}
 	}
-	sess, err := e.ensureSession(ctx, ev, func(sess *kv.Session) {
+	// The session is made or updated in the write that stores the turns.
+	a, _, err := e.Store.UpsertTranscript(ctx, ev.Scope, ev.SessionID, storedTurns(ev.Turns), func(sess *kv.Session, exists bool) error {
+		ensure(sess, exists, ev)
 		if objective != "" && (sess.Objective == "" && sess.TurnCount == 0 || sess.FreshObjective) {
 			sess.Objective, sess.FreshObjective = objective, false
 		}
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	added, _, err := e.Store.UpsertTurns(ctx, ev.Scope, ev.SessionID, storedTurns(ev.Turns))
-	if err != nil || added == 0 {
+	if err != nil || len(a.Turns) == 0 {
 		return err
 	}
 	// The store counted the new user turns as prompts; the check reads them from the record
 	// as written, so that count is the one due is decided on.
-	sess, err = e.Store.GetSession(ctx, ev.Scope, ev.SessionID)
-	if err != nil {
-		return err
-	}
-	e.maybeCheckpoint(sess)
+	e.maybeCheckpoint(a.Session)
 	return nil
 }
 

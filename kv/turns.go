@@ -50,7 +50,7 @@ func (s *Store) AppendTranscript(ctx context.Context, scope, id string, turns []
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	a, _, err := s.appendTurns(ctx, db, scope, id, turns, &pos, false)
+	a, _, err := s.appendTurns(ctx, db, scope, id, turns, &pos, false, nil)
 	if err != nil {
 		return Appended{}, fmt.Errorf("append turns %s/%s: %w", scope, id, err)
 	}
@@ -64,46 +64,79 @@ func (s *Store) AppendTranscript(ctx context.Context, scope, id string, turns []
 // len(turns). It returns how many turns were appended and how many replaced; an error wrapping
 // ErrNotFound when the session is not stored.
 func (s *Store) UpsertTurns(ctx context.Context, scope, id string, turns []Turn) (added, replaced int, err error) {
+	a, replaced, err := s.UpsertTranscript(ctx, scope, id, turns, nil)
+	return len(a.Turns), replaced, err
+}
+
+// UpsertTranscript is UpsertTurns returning the session as written and the turns appended, as
+// AppendTranscript does. When ensure is non-nil the session need not be stored: ensure gets it
+// as stored (or a zero Session with Scope and ID set, exists false) and changes it in the same
+// write, as Store.UpdateSession would (its counts, files and CreatedAt stay the store's); an
+// error from it is returned as is and nothing is written. One write where a stream's event
+// would otherwise take two.
+func (s *Store) UpsertTranscript(ctx context.Context, scope, id string, turns []Turn, ensure func(sess *Session, exists bool) error) (a Appended, replaced int, err error) {
 	if err := checkRef(scope, id); err != nil {
-		return 0, 0, fmt.Errorf("upsert turns: %w", err)
+		return Appended{}, 0, fmt.Errorf("upsert turns: %w", err)
 	}
 	for i := range turns {
 		if err := turns[i].Validate(); err != nil {
-			return 0, 0, fmt.Errorf("upsert turns %s/%s: turns[%d]: %w", scope, id, i, err)
+			return Appended{}, 0, fmt.Errorf("upsert turns %s/%s: turns[%d]: %w", scope, id, i, err)
 		}
 	}
 	db, err := s.acquire(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
+		return Appended{}, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
 	}
 	defer s.release()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	a, replaced, err := s.appendTurns(ctx, db, scope, id, turns, nil, true)
+	a, replaced, err = s.appendTurns(ctx, db, scope, id, turns, nil, true, ensure)
 	if err != nil {
-		return 0, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
+		return Appended{}, 0, fmt.Errorf("upsert turns %s/%s: %w", scope, id, err)
 	}
-	return len(a.Turns), replaced, nil
+	return a, replaced, nil
 }
 
 // appendTurns does the work of AppendTurns (replace false: known source ids are skipped) and
 // UpsertTurns (replace true: they are overwritten in place). A nil pos keeps the session's
 // transcript position. It returns the session as written and the turns appended (not those
 // replaced). The caller holds s.mu.
-func (s *Store) appendTurns(ctx context.Context, db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool) (a Appended, replaced int, err error) {
+func (s *Store) appendTurns(ctx context.Context, db *pebble.DB, scope, id string, turns []Turn, pos *TranscriptPos, replace bool, ensure func(*Session, bool) error) (a Appended, replaced int, err error) {
 	r := s.counted(db)
 	prev, ok, err := getSession(r, scope, id)
 	if err != nil {
 		return Appended{}, 0, err
 	}
-	if !ok {
+	if !ok && ensure == nil {
 		return Appended{}, 0, ErrNotFound
 	}
+	now := s.now()
 	sess := prev
+	if ensure != nil {
+		if !ok {
+			sess = Session{Scope: scope, ID: id}
+		}
+		if err := ensure(&sess, ok); err != nil {
+			return Appended{}, 0, err
+		}
+		if sess.Scope != scope || sess.ID != id {
+			return Appended{}, 0, fmt.Errorf("changed to %s/%s", sess.Scope, sess.ID)
+		}
+		if err := sess.Validate(); err != nil {
+			return Appended{}, 0, err
+		}
+		if ok { // what the store keeps count of stays the store's
+			sess.CreatedAt, sess.TurnCount, sess.Prompts, sess.Files = prev.CreatedAt, prev.TurnCount, prev.Prompts, prev.Files
+		} else {
+			if sess.CreatedAt.IsZero() {
+				sess.CreatedAt = now
+			}
+			sess.CreatedAt, sess.TurnCount, sess.Prompts, sess.Files = sess.CreatedAt.UTC(), 0, 0, nil
+		}
+	}
 	b := db.NewBatch()
 	defer b.Close()
-	now := s.now()
 	ix := s.indexWriter(r, b, scope, now)
 	facts := factsWriter{f: s.Ledger, r: r, scope: scope, id: id}
 
@@ -176,7 +209,11 @@ func (s *Store) appendTurns(ctx context.Context, db *pebble.DB, scope, id string
 	if pos != nil {
 		sess.Transcript = *pos
 	}
-	if err := putSession(b, &sess, &prev, now); err != nil {
+	var old *Session
+	if ok {
+		old = &prev
+	}
+	if err := putSession(b, &sess, old, now); err != nil {
 		return Appended{}, 0, err
 	}
 	if err := ix.flush(); err != nil {
@@ -189,7 +226,7 @@ func (s *Store) appendTurns(ctx context.Context, db *pebble.DB, scope, id string
 		return Appended{}, 0, err
 	}
 	if s.observing() {
-		s.observe([]Change{{Session: &SessionChange{Old: prev, Existed: true, New: sess}}})
+		s.observe([]Change{{Session: &SessionChange{Old: prev, Existed: ok, New: sess}}})
 	}
 	a.Session = sess
 	return a, replaced, nil
