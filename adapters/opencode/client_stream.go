@@ -14,6 +14,8 @@ import (
 
 	"github.com/r3labs/sse/v2"
 	"gopkg.in/cenkalti/backoff.v1"
+
+	"github.com/heirloom-dev/heirloom/adapters"
 )
 
 // How r3labs/sse/v2 (v2.10.0) is contained here. The library parses the SSE framing; everything
@@ -103,17 +105,34 @@ func (c *Client) attempt(ctx context.Context) attempt {
 		return nil
 	}
 
+	// Frames are decoded here and handed, in order, to one goroutine that gives their events to
+	// the Sink: decoding the next frame overlaps storing the last. It ends with the attempt,
+	// after the events queued, so a resync (the next attempt's) never runs beside it.
+	queue := make(chan []adapters.Event, frameQueue)
+	var sink sync.WaitGroup
+	sink.Go(func() {
+		for evs := range queue {
+			c.consume(ctx, evs)
+		}
+	})
 	err := sc.SubscribeWithContext(actx, "", func(msg *sse.Event) {
 		if actx.Err() != nil {
 			// The library hands on the unfinished frame it holds when the connection ends;
 			// after we ended it, drop whatever comes (the next resync covers it).
 			return
 		}
-		wd.pause()
+		wd.pause() // a frame being handled, or waiting for room in the queue, is no silence
 		res.frames++
-		c.frame(ctx, msg.Data)
+		if evs := c.frame(msg.Data); len(evs) > 0 {
+			select {
+			case queue <- evs:
+			case <-ctx.Done():
+			}
+		}
 		wd.resume()
 	})
+	close(queue)
+	sink.Wait()
 	c.stats.Connected.Store(false)
 	if res.connected {
 		res.up = time.Since(connectedAt)
@@ -152,19 +171,22 @@ func checkStream(resp *http.Response) error {
 	return nil
 }
 
-// frame decodes one frame's data and hands its events to the Sink. A malformed frame is
-// counted, logged at growing intervals, and skipped.
-func (c *Client) frame(ctx context.Context, data []byte) {
+// frameQueue is how many decoded frames wait for the Sink at most; the stream waits beyond.
+const frameQueue = 64
+
+// frame decodes one frame's data into its events. A malformed frame is counted, logged at
+// growing intervals, and skipped.
+func (c *Client) frame(data []byte) []adapters.Event {
 	c.stats.Frames.Add(1)
 	if len(data) == 0 {
-		return
+		return nil
 	}
 	evs, err := DecodeFrame(data)
 	if err != nil {
 		c.stats.Skip(c.log, fmt.Sprintf("frame of %d bytes", len(data)), err)
-		return
+		return nil
 	}
-	c.consume(ctx, evs)
+	return evs
 }
 
 // watchdog calls fire once it has gone d without being fed: bytes arriving on the stream feed
