@@ -162,9 +162,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "feed     %d events read (%.1f/s) over %d connections, %d dropped by heirloom\n", r.FeedEvents, float64(r.FeedEvents)/max(r.Duration, 1), r.FeedConns, r.FeedDrops)
 	fmt.Fprintf(&b, "degraded %d hook replies without their block, %d injects without the inherited block\n\n", r.Degraded, r.DegradedIn)
 
-	fmt.Fprintf(&b, "%-28s %9s %8s %6s %9s %9s %9s\n", "path", "calls", "per s", "errors", "p50 ms", "p99 ms", "max ms")
+	fmt.Fprintf(&b, "%-28s %9s %8s %6s %5s %9s %9s %9s\n", "path", "calls", "per s", "errors", "slow", "p50 ms", "p99 ms", "max ms")
 	row := func(name string, l Latency) {
-		fmt.Fprintf(&b, "%-28s %9d %8.2f %6d %9.2f %9.2f %9.1f\n", name, l.Calls, float64(l.Calls)/max(r.Duration, 1), l.Errors, l.P50ms, l.P99ms, l.MaxMs)
+		fmt.Fprintf(&b, "%-28s %9d %8.2f %6d %5d %9.2f %9.2f %9.1f\n", name, l.Calls, float64(l.Calls)/max(r.Duration, 1), l.Errors, l.Slow, l.P50ms, l.P99ms, l.MaxMs)
 	}
 	row("hook (all events)", r.HookAll)
 	for _, name := range slices.Sorted(maps.Keys(r.Paths)) {

@@ -24,8 +24,18 @@ var searchWords = strings.Fields(`parser lexer ledger header checksum migration 
 	compaction tombstone iterator bloom cache eviction watchdog heartbeat resync lineage checkpoint
 	parseLedgerHeader readBlock writeFrame decodeEvent applyBatch flushMemtable openStore`)
 
-// prose returns about n bytes of space-separated words drawn from r. It holds only letters,
-// digits and ".; " so it needs no escaping in JSON.
+// rareTokens is how many distinct rare tokens prose mixes in: identifiers such as ledger1234,
+// each in a small share of the turns, as a session's own names are. Without them every search
+// word would be in nearly every turn, the worst case for search, not the usual one.
+const rareTokens = 20000
+
+// rareToken returns one of the rare tokens.
+func rareToken(r *rand.Rand) string {
+	return fmt.Sprintf("%s%d", searchWords[r.IntN(len(searchWords))], r.IntN(rareTokens))
+}
+
+// prose returns about n bytes of space-separated words drawn from r, one in ten a rare token.
+// It holds only letters, digits and ".; " so it needs no escaping in JSON.
 func prose(r *rand.Rand, n int) string {
 	var sb strings.Builder
 	sb.Grow(n + 16)
@@ -33,13 +43,21 @@ func prose(r *rand.Rand, n int) string {
 		if sb.Len() > 0 {
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(words[r.IntN(len(words))])
+		if r.IntN(10) == 0 {
+			sb.WriteString(rareToken(r))
+		} else {
+			sb.WriteString(words[r.IntN(len(words))])
+		}
 	}
 	return sb.String()
 }
 
-// query returns a search query of one or two search words.
+// query returns a search query: half of them one rare token (a name the user remembers), the
+// others one or two common search words (many hits to rank).
 func query(r *rand.Rand) string {
+	if r.IntN(2) == 0 {
+		return rareToken(r)
+	}
 	q := searchWords[r.IntN(len(searchWords))]
 	if r.IntN(2) == 0 {
 		q += " " + searchWords[r.IntN(len(searchWords))]
