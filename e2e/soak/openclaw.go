@@ -254,10 +254,9 @@ type shimTB struct {
 
 type shimFatal struct{ msg string }
 
-func (t *shimTB) Helper()          {}
-func (t *shimTB) Cleanup(f func()) { t.mu.Lock(); t.cleanups = append(t.cleanups, f); t.mu.Unlock() }
-func (t *shimTB) Logf(string, ...any) {
-}
+func (t *shimTB) Helper()             {}
+func (t *shimTB) Cleanup(f func())    { t.mu.Lock(); t.cleanups = append(t.cleanups, f); t.mu.Unlock() }
+func (t *shimTB) Logf(string, ...any) {}
 func (t *shimTB) Errorf(format string, args ...any) {
 	t.mu.Lock()
 	t.errs = append(t.errs, fmt.Sprintf(format, args...))

@@ -36,12 +36,11 @@ type openCode struct {
 	framesOut atomic.Int64 // frames written to a connection
 	bytesOut  atomic.Int64 // their bytes
 
-	mu      sync.Mutex
-	srv     *http.Server
-	subs    map[*ocSub]struct{}
-	state   map[string]*ocSession // by session id
-	order   []string              // session ids, oldest first, at most ocKeepSessions
-	stopped bool
+	mu    sync.Mutex
+	srv   *http.Server
+	subs  map[*ocSub]struct{}
+	state map[string]*ocSession // by session id
+	order []string              // session ids, oldest first, at most ocKeepSessions
 }
 
 // ocKeepSessions is how many sessions the stand-in remembers for REST: heirloom's resync reads
@@ -155,12 +154,7 @@ func (o *openCode) start() error {
 }
 
 // close stops the server for good.
-func (o *openCode) close() {
-	o.mu.Lock()
-	o.stopped = true
-	o.mu.Unlock()
-	o.stop(false)
-}
+func (o *openCode) close() { o.stop(false) }
 
 func (o *openCode) serveEvent(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
