@@ -45,11 +45,11 @@ type Sample struct {
 // Restart is one restart of an upstream stand-in and how heirloom took it.
 type Restart struct {
 	Harness     string  `json:"harness"`
-	At          float64 `json:"at_s"`           // seconds since the load began
-	DownMs      int64   `json:"down_ms"`        // how long the stand-in was gone
-	Clean       bool    `json:"clean"`          // the stream ended cleanly first (OpenCode: server.instance.disposed)
-	ReconnectMs int64   `json:"reconnect_ms"`   // from listening again to heirloom connected; -1: it did not
-	StoredAfter float64 `json:"stored_after_s"` // stream events stored in the 5 s after reconnecting
+	At          float64 `json:"at_s"`         // seconds since the load began
+	DownMs      int64   `json:"down_ms"`      // how long the stand-in was gone
+	Clean       bool    `json:"clean"`        // the stream ended cleanly first (OpenCode: server.instance.disposed)
+	ReconnectMs int64   `json:"reconnect_ms"` // from listening again to heirloom connected; -1: it did not
+	StoredAfter float64 `json:"stored_after"` // stream events stored in the 5 s after reconnecting; -1: the load ended first
 }
 
 // Report is the outcome of a soak.
@@ -173,8 +173,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Restarts) > 0 {
 		fmt.Fprintf(&b, "\nrestarts (reconnect: from listening again to heirloom connected)\n")
 		for _, rs := range r.Restarts {
-			fmt.Fprintf(&b, "  %6.0fs %-8s down %5d ms clean=%-5v reconnect %6d ms, %.0f events stored in the next 5 s\n",
-				rs.At, rs.Harness, rs.DownMs, rs.Clean, rs.ReconnectMs, rs.StoredAfter)
+			after := "the load ended within 5 s"
+			if rs.StoredAfter >= 0 {
+				after = fmt.Sprintf("%.0f events stored in the next 5 s", rs.StoredAfter)
+			}
+			fmt.Fprintf(&b, "  %6.0fs %-8s down %5d ms clean=%-5v reconnect %6d ms, %s\n",
+				rs.At, rs.Harness, rs.DownMs, rs.Clean, rs.ReconnectMs, after)
 		}
 	}
 	if len(r.Logs) > 0 {

@@ -430,7 +430,7 @@ func (s *soak) restarter(ctx context.Context, r *rand.Rand, oc *openCode, claw *
 		for deadline := up.Add(time.Minute); time.Now().Before(deadline); {
 			m, err := s.heirloom.scrape(ctx)
 			if err == nil && m.sum("heirloom_stream_connects_total", `harness="`+h+`"`) > connects && m.sum("heirloom_stream_connected", `harness="`+h+`"`) > 0 {
-				rs.ReconnectMs = time.Since(up).Milliseconds()
+				rs.ReconnectMs, rs.StoredAfter = time.Since(up).Milliseconds(), -1
 				stored := streamStored(m, h)
 				if sleep(ctx, 5*time.Second) {
 					if m2, err := s.heirloom.scrape(ctx); err == nil {
