@@ -161,6 +161,8 @@ type Client struct {
 
 	// Owned by the loop goroutine.
 	described     map[string]bool   // sub-agent keys sessions.describe answered, as of the last resync
+	refused       atomic.Bool       // the Sink refused events since the last resync began
+	repaired      time.Time         // when the last resync for refused events began
 	historySeen   map[string]Millis // key → the updatedAt listed when chat.history last answered for it
 	refusalLogged string            // the refusal named in the log since the last good connection
 	scopeLogged   bool
@@ -310,9 +312,14 @@ type describeParams struct {
 	Key string `json:"key"`
 }
 
-// consume hands evs to the Sink in order, counting what it accepts and what it refuses.
-func (c *Client) consume(ctx context.Context, evs []adapters.Event) {
-	c.stats.Deliver(ctx, c.Sink, c.log, evs)
+// consume hands evs to the Sink in order, counting what it accepts and what it refuses. It
+// reports whether the Sink took them all, and notes a refusal for the repair (see dispatch).
+func (c *Client) consume(ctx context.Context, evs []adapters.Event) bool {
+	ok := c.stats.Deliver(ctx, c.Sink, c.log, evs)
+	if !ok && ctx.Err() == nil {
+		c.refused.Store(true)
+	}
+	return ok
 }
 
 // malformed counts one piece of bad input from the Gateway and logs it at growing intervals.

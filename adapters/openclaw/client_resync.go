@@ -73,13 +73,19 @@ func (c *Client) dispatch(ctx context.Context, cn *conn, it queued) error {
 		}
 		return c.resync(ctx, cn)
 	}
-	c.event(ctx, it.frame)
+	if c.event(ctx, it.frame) && c.refused.Load() && time.Since(c.repaired) >= follow.RepairEvery {
+		// The Sink takes events again after refusing some: read back what it refused.
+		c.repaired = time.Now()
+		c.log.Info("the sink takes events again: resyncing to read back what it refused")
+		return c.resync(ctx, cn)
+	}
 	return nil
 }
 
 // event decodes one event frame and hands its events to the Sink. A malformed payload is
-// counted, logged at growing intervals, and skipped.
-func (c *Client) event(ctx context.Context, f Frame) {
+// counted, logged at growing intervals, and skipped. It reports whether the Sink took events
+// of it (a frame with none, or refused, is false).
+func (c *Client) event(ctx context.Context, f Frame) bool {
 	if f.Event == "shutdown" {
 		var p struct {
 			Reason            string `json:"reason"`
@@ -91,14 +97,14 @@ func (c *Client) event(ctx context.Context, f Frame) {
 			args = append(args, "restart_expected_in", time.Duration(p.RestartExpectedMs)*time.Millisecond)
 		}
 		c.log.Info("the Gateway is shutting down", args...)
-		return
+		return false
 	}
 	evs, err := DecodeEvent(f.Event, f.Payload)
 	if err != nil {
 		c.malformed(f.Event+" event", err)
-		return
+		return false
 	}
-	c.consume(ctx, evs)
+	return len(evs) > 0 && c.consume(ctx, evs)
 }
 
 // call makes one request on cn, bounded by RequestTimeout.
@@ -117,6 +123,7 @@ func (c *Client) call(ctx context.Context, cn *conn, method string, params any) 
 // counted and skipped: they would fail the same way again. A failed describe or history call is
 // counted and retried at the next resync; the rest of the resync goes on.
 func (c *Client) resync(ctx context.Context, cn *conn) error {
+	c.refused.Store(false) // what was refused so far is read back now
 	payload, err := c.call(ctx, cn, "sessions.list", listParams{Limit: c.listLimit})
 	if err != nil {
 		if ctx.Err() != nil {

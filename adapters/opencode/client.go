@@ -112,6 +112,7 @@ type Client struct {
 
 	// Owned by the loop goroutine.
 	seen         map[string]float64 // session id → time.updated at the last successful message fetch
+	refused      atomic.Bool        // the Sink refused events since the last resync began
 	brokenLogged bool
 
 	stats follow.Counters
@@ -229,7 +230,11 @@ func (c *Client) run(ctx context.Context) {
 // consume hands evs to the Sink in order, counting what it accepts and what it refuses. It
 // reports whether the Sink took them all.
 func (c *Client) consume(ctx context.Context, evs []adapters.Event) bool {
-	return c.stats.Deliver(ctx, c.Sink, c.log, evs)
+	ok := c.stats.Deliver(ctx, c.Sink, c.log, evs)
+	if !ok && ctx.Err() == nil {
+		c.refused.Store(true)
+	}
+	return ok
 }
 
 // Stats counts what a Client has done since Open, for metrics and tests. Counters only grow.

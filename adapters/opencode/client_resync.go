@@ -25,6 +25,7 @@ var errNotFound = errors.New("not found")
 // made again later. Malformed replies are counted and skipped; they would fail the same way
 // again. A failed message fetch is counted and retried at the next resync.
 func (c *Client) resync(ctx context.Context) error {
+	c.refused.Store(false) // what was refused so far is read back now
 	body, err := c.get(ctx, "/session")
 	switch {
 	case errors.Is(err, adapters.ErrMalformed):

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/cenkalti/backoff.v1"
 
 	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/follow"
 )
 
 // How r3labs/sse/v2 (v2.10.0) is contained here. The library parses the SSE framing; everything
@@ -110,11 +111,7 @@ func (c *Client) attempt(ctx context.Context) attempt {
 	// after the events queued, so a resync (the next attempt's) never runs beside it.
 	queue := make(chan []adapters.Event, frameQueue)
 	var sink sync.WaitGroup
-	sink.Go(func() {
-		for evs := range queue {
-			c.consume(ctx, evs)
-		}
-	})
+	sink.Go(func() { c.drain(ctx, queue) })
 	err := sc.SubscribeWithContext(actx, "", func(msg *sse.Event) {
 		if actx.Err() != nil {
 			// The library hands on the unfinished frame it holds when the connection ends;
@@ -173,6 +170,24 @@ func checkStream(resp *http.Response) error {
 
 // frameQueue is how many decoded frames wait for the Sink at most; the stream waits beyond.
 const frameQueue = 64
+
+// drain hands the queued frames' events to the Sink until the queue is closed. Once the Sink
+// accepts events again after refusing some (the store was full, say), it resyncs, at most once
+// per follow.RepairEvery, so what it refused is read back from the server without waiting for a
+// reconnect.
+func (c *Client) drain(ctx context.Context, queue <-chan []adapters.Event) {
+	var repaired time.Time
+	for evs := range queue {
+		if !c.consume(ctx, evs) {
+			continue
+		}
+		if c.refused.Load() && time.Since(repaired) >= follow.RepairEvery && ctx.Err() == nil {
+			repaired = time.Now()
+			c.log.Info("the sink takes events again: resyncing to read back what it refused")
+			_ = c.resync(ctx) // a failure is counted; the next reconnect resyncs anyway
+		}
+	}
+}
 
 // frame decodes one frame's data into its events. A malformed frame is counted, logged at
 // growing intervals, and skipped.

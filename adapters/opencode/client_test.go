@@ -1,10 +1,13 @@
 package opencode_test
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,5 +408,61 @@ func TestClientBrokenEventStream(t *testing.T) {
 	want := "ERROR OpenCode sends no events; /event is broken in 1.14.42–1.15.4: upgrade"
 	if got := logs.Count(want); got != 1 {
 		t.Errorf("log lines %q: got %d, want 1; logs: %q", want, got, logs.Lines())
+	}
+}
+
+// refusingSink refuses every event while refuse is set (a store whose disk is full), and keeps
+// the rest.
+type refusingSink struct {
+	streamtest.Sink
+	refuse  atomic.Bool
+	refused atomic.Int64
+}
+
+func (s *refusingSink) Consume(ctx context.Context, ev adapters.Event) error {
+	if s.refuse.Load() {
+		s.refused.Add(1)
+		return errors.New("disk full")
+	}
+	return s.Sink.Consume(ctx, ev)
+}
+
+// Once the Sink takes events again after refusing some, the client resyncs, so what was refused
+// comes back from the server without waiting for a reconnect.
+func TestClientResyncsWhatTheSinkRefused(t *testing.T) {
+	streamtest.CheckGoroutines(t)
+	srv := newFakeServer(t)
+	srv.setSessions(sessionInfo("ses_a", 1))
+	sink := &refusingSink{}
+	sink.refuse.Store(true)
+	next := make(chan struct{})
+	srv.stream = func(w *sseWriter, r *http.Request, n int) {
+		w.send(frameConnected)
+		if n == 1 {
+			w.send(frameTextPart("ses_a", "prt_lost", "refused while the disk was full"))
+			<-next
+			w.send(frameTextPart("ses_b", "prt_next", "taken once space returned"))
+		}
+		w.hold(r)
+	}
+	c := newTestClient(t, srv.start().URL, sink)
+	if err := c.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The resync's session list, then the streamed part: both refused.
+	streamtest.WaitFor(t, streamtest.Patience, "the refusals", func() bool { return sink.refused.Load() >= 2 })
+	// The server has the refused part, as OpenCode keeps it; the sink takes events again.
+	srv.setSessions(sessionInfo("ses_a", 2))
+	srv.setMessages("ses_a", messagesReply("ses_a", "prt_lost", "refused while the disk was full"))
+	sink.refuse.Store(false)
+	close(next)
+	streamtest.WaitFor(t, streamtest.Patience, "the refused part, read back", func() bool {
+		return sink.Index(withText("refused while the disk was full")) >= 0
+	})
+	if st := c.Stats(); st.Resyncs != 2 || st.Reconnects != 0 {
+		t.Errorf("stats: %+v, want a second resync on the same connection", st)
+	}
+	if sink.Index(withText("taken once space returned")) < 0 {
+		t.Error("the event that was taken is missing")
 	}
 }

@@ -94,6 +94,11 @@ const (
 	DefaultBackoffMax = 30 * time.Second
 )
 
+// RepairEvery bounds how often a client resyncs because its Sink takes events again after
+// refusing some (a full disk, say): what it refused is read back from the harness without
+// waiting for a reconnect.
+const RepairEvery = time.Minute
+
 // Settings are the fields every stream client has, as its Open hands them to Start.
 type Settings struct {
 	// Client names the kind of client in Start's errors, before its URL: "opencode client".
