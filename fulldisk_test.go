@@ -72,6 +72,7 @@ func TestServeOnAFullDisk(t *testing.T) {
 		t.Fatalf("before: %d %s", status, body)
 	}
 
+	mark := len(s.logs.String())
 	fill(t, filepath.Join(disk, "filler"))
 	var slowest time.Duration
 	for i := range 20 {
@@ -97,6 +98,12 @@ func TestServeOnAFullDisk(t *testing.T) {
 	}
 	if n := strings.Count(s.logs.String(), "writes refused since the last message"); n != 1 {
 		t.Errorf("the full disk was logged %d times, want once:\n%s", n, s.logs.String())
+	}
+	// Nothing else says it again, per call: only the store's lines are above debug.
+	for _, line := range strings.Split(s.logs.String()[mark:], "\n") {
+		if (strings.Contains(line, `"@level":"warn"`) || strings.Contains(line, `"@level":"error"`)) && !strings.Contains(line, `"@module":"heirloom.store"`) {
+			t.Errorf("logged on a full disk: %s", line)
+		}
 	}
 	select {
 	case err := <-s.done:

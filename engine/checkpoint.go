@@ -229,7 +229,7 @@ func (e *Engine) checkpointInBackground(scope, id, trigger string, queue bool, p
 			}
 		}
 		if _, err := e.checkpoint(ctx, scope, id, trigger, in); err != nil && ctx.Err() == nil {
-			e.Logger.Warn("checkpoint not written", "session", id, "trigger", trigger, "error", err)
+			e.warn("checkpoint not written", err, "session", id, "trigger", trigger)
 		}
 	}
 	if queue && !e.checkpoints.startOrQueue(key, job) || !queue && !e.checkpoints.start(key) {
@@ -288,7 +288,7 @@ func (e *Engine) prune() {
 	for {
 		n, err := e.Store.PruneCheckpoints(e.ctx, "", e.Now().Add(-c.Retention), c.Keep)
 		if err != nil && e.ctx.Err() == nil {
-			e.Logger.Warn("checkpoints not pruned", "error", err)
+			e.warn("checkpoints not pruned", err)
 		} else if n > 0 {
 			e.Logger.Debug("checkpoints pruned", "deleted", n)
 		}

@@ -75,7 +75,7 @@ func (e *Engine) summarize(ctx context.Context, r kv.Run) (string, error) {
 	s, err := e.Condenser.Condense(ctx, inject.Redact(r.Prompt), inject.Redact(r.Result))
 	if err != nil {
 		if e.ctx.Err() == nil {
-			e.Logger.Warn("result not summarised; it is shown at level 3 (head and tail)", "run", r.ID, "after", time.Since(start).Round(time.Millisecond), "error", err)
+			e.warn("result not summarised; it is shown at level 3 (head and tail)", err, "run", r.ID, "after", time.Since(start).Round(time.Millisecond))
 		}
 		return "", err
 	}
@@ -120,7 +120,7 @@ func (e *Engine) condenser() {
 	for e.ctx.Err() == nil {
 		sub := e.Feed.Subscribe(EventFilter{Types: []string{EventRunEnded}}, DefaultSubscriberBuffer)
 		if err := e.catchUpSummaries(e.ctx); err != nil && e.ctx.Err() == nil {
-			e.Logger.Warn("results not summarised", "error", err)
+			e.warn("results not summarised", err)
 		}
 		e.followRunEnds(sub)
 		sub.Close()
@@ -139,7 +139,7 @@ func (e *Engine) followRunEnds(sub *Subscription) {
 				return
 			}
 			if err := e.condenseRun(e.ctx, ev.Scope, ev.Run); err != nil && e.ctx.Err() == nil {
-				e.Logger.Warn("result not summarised", "run", ev.Run, "error", err)
+				e.warn("result not summarised", err, "run", ev.Run)
 			}
 		}
 	}

@@ -298,7 +298,7 @@ func (e *Engine) recordBlock(scope, session, text, via, harness string, headings
 	ctx, cancel := context.WithTimeout(base, 5*time.Second)
 	defer cancel()
 	if err := e.Store.RecordBlock(ctx, b); err != nil {
-		e.Logger.Warn("delivered block not recorded", "session", session, "error", err)
+		e.warn("delivered block not recorded", err, "session", session)
 	}
 }
 

@@ -77,7 +77,7 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 	case adapters.KindPreCompact:
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
-			e.Logger.Warn("transcript not read before compaction", "session", ev.SessionID, "error", err)
+			e.warn("transcript not read before compaction", err, "session", ev.SessionID)
 		}
 		var recent []kv.Turn
 		if in.Behind {
@@ -125,7 +125,7 @@ func (e *Engine) sessionStart(ctx context.Context, h adapters.Registration, ev a
 	case adapters.SourceStartup, adapters.SourceResume, adapters.SourceClear:
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
-			e.Logger.Warn("transcript not read at session start", "session", ev.SessionID, "error", err)
+			e.warn("transcript not read at session start", err, "session", ev.SessionID)
 		}
 		block, err := e.recovered(ctx, in.Session, ev.Source == adapters.SourceResume)
 		return inject.Join(e.Config.MaxContextChars, block), err

@@ -105,7 +105,7 @@ func (e *Engine) readTranscript(sess kv.Session, max int64) (*transcriptChunk, e
 	}
 	f, err := os.Open(resolved)
 	if err != nil {
-		e.Logger.Warn("transcript unreadable", "session", sess.ID, "path", pos.Path, "error", err)
+		e.warn("transcript unreadable", err, "session", sess.ID, "path", pos.Path)
 		return nil, nil
 	}
 	defer f.Close()
@@ -196,7 +196,7 @@ func (e *Engine) catchUp(scope, id, root string, h adapters.Registration) bool {
 			more, err := e.catchUpOnce(ctx, h, scope, id, root)
 			if err != nil {
 				if ctx.Err() == nil {
-					e.Logger.Warn("transcript catch-up stopped", "session", id, "error", err)
+					e.warn("transcript catch-up stopped", err, "session", id)
 				}
 				return
 			}

@@ -37,7 +37,7 @@ func (e *Engine) inherit(ctx context.Context, h adapters.Registration, view kv.V
 	}
 	in, err := e.ingest(ctx, h, view.Session, root)
 	if err != nil {
-		e.Logger.Warn("parent transcript not read; inheriting what is stored", "parent", view.Session.ID, "error", err)
+		e.warn("parent transcript not read; inheriting what is stored", err, "parent", view.Session.ID)
 	}
 	w := e.tailWindow()
 	turns := append(view.Tail, in.Added...)
@@ -87,7 +87,7 @@ func (e *Engine) inheritedBlock(ctx context.Context, parent kv.Session, facts []
 	}
 	passages, err := e.relevant(ctx, parent, child)
 	if err != nil {
-		e.Logger.Warn("passages relevant to the sub-agent's task not searched", "parent", parent.ID, "error", err)
+		e.warn("passages relevant to the sub-agent's task not searched", err, "parent", parent.ID)
 	}
 	// The ledger holds the prompts' constraints; the objective may be no turn (a task).
 	block := inject.InheritedBlock(inject.Inherited{

@@ -132,7 +132,7 @@ func (e *Engine) compactingContext(ctx context.Context, scope string, sess kv.Se
 		return "", nil
 	}
 	if err := e.preCompactionCheckpoint(ctx, scope, sess.ID, "", nil); err != nil {
-		e.Logger.Warn("pre-compaction checkpoint not written", "session", sess.ID, "error", err)
+		e.warn("pre-compaction checkpoint not written", err, "session", sess.ID)
 	}
 	if sess.Objective == "" || e.Config.Passive {
 		return "", nil
@@ -203,7 +203,7 @@ func (e *Engine) describe(ctx context.Context, d adapters.Describer, scope, id s
 	for _, ev := range evs {
 		// Stored as streamed (unsynced), without yielding to the calls in flight: this is one.
 		if err := e.consume(kv.Unsynced(ctx), ev); err != nil {
-			e.Logger.Warn("describe: event not stored", "session", ev.SessionID, "error", err)
+			e.warn("describe: event not stored", err, "session", ev.SessionID)
 		}
 	}
 	sess, err := e.Store.GetSession(ctx, scope, id)

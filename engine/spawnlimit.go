@@ -343,7 +343,7 @@ func (e *Engine) refusalLost(ctx context.Context, reg adapters.Registration, sco
 		return
 	case err != nil:
 		if ctx.Err() == nil {
-			e.Logger.Warn("a refusal the harness never received is left recorded as refused", "run", id, "error", err)
+			e.warn("a refusal the harness never received is left recorded as refused", err, "run", id)
 		}
 		return
 	}

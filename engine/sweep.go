@@ -61,7 +61,7 @@ func (e *Engine) sweeper() {
 	defer t.Stop()
 	for {
 		if err := e.Sweep(e.ctx); err != nil && e.ctx.Err() == nil {
-			e.Logger.Warn("runs not swept", "error", err)
+			e.warn("runs not swept", err)
 		}
 		select {
 		case <-e.ctx.Done():

@@ -117,15 +117,10 @@ func (s *Store) RecordBlock(ctx context.Context, b Block) error {
 			return err
 		}
 	}
-	if err := s.allowWrite(); err != nil {
+	// Unsynced, in the group sync's care: a record of what was said, worth no fsync on the reply.
+	if err := s.commit(Unsynced(ctx), batch); err != nil {
 		return fmt.Errorf("record block for %s/%s: %w", b.Scope, b.SessionID, err)
 	}
-	s.counts.commits.Add(1)
-	if err := batch.Commit(pebble.NoSync); err != nil {
-		s.counts.commits.Add(-1)
-		return fmt.Errorf("record block for %s/%s: %w", b.Scope, b.SessionID, err)
-	}
-	s.space.Load().wrote(batch.Len())
 	return nil
 }
 

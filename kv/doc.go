@@ -105,10 +105,16 @@
 // land together or not at all, with one timestamp (Store.Now) per batch. So does every
 // transaction (Store.Update, Tx): a change that must hold together, such as pairing a run with
 // its sub-agent session or correcting a provisional pairing, is one Tx, so a crash or an error
-// leaves it whole or absent, never half made. Nothing a method has
-// acknowledged can be lost to a crash. Reads use a Pebble snapshot when they touch more than
-// one key, so they never see half a write; View reads a session, its newest turns and its latest
-// checkpoint from one snapshot.
+// leaves it whole or absent, never half made. Nothing a method has acknowledged can be lost to
+// a crash. The exception is a write whose context is marked Unsynced (events read from a
+// harness's stream, delivery records): it is committed to the log without waiting for the disk
+// and synced by the group sync (groupsync.go) within SyncEvery, plus the fsync then under way;
+// a synced write after it syncs it too, the log being in order. Reads use a Pebble snapshot
+// when they touch more than one key, so they never see half a write; View reads a session, its
+// newest turns and its latest checkpoint from one snapshot.
+//
+// A full disk is kept away (space.go): under the reserve, writes fail at once with
+// ErrDiskFull, and a write the disk refuses anyway frees the ballast file and is retried.
 //
 // # Counting
 //

@@ -101,6 +101,8 @@ func (s *Store) syncLoop(db *pebble.DB, g *groupSync, every time.Duration) {
 		case <-g.full:
 		default:
 		}
+		// Pebble takes a failed log write or sync as fatal (Store.Logf's Fatalf panics, as on
+		// any commit); an error returned here is one it survived (the database closing).
 		if err := db.LogData(nil, pebble.Sync); err != nil {
 			s.counts.syncErrors.Add(1)
 			if s.Logf != nil {

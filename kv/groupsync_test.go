@@ -129,18 +129,6 @@ func TestUnsyncedWrites(t *testing.T) {
 			t.Fatalf("the synced write: %v", err)
 		}
 	})
-
-	t.Run("Close syncs what waits", func(t *testing.T) {
-		fs := vfs.NewCrashableMem()
-		s := openOnFS(t, fs, time.Hour, 0)
-		streamed(t, s, "ses_1")
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if !hasTurns(t, crash(t, fs), "ses_1", 3) {
-			t.Fatal("Close left unsynced writes behind")
-		}
-	})
 }
 
 // waitFor polls cond for up to five seconds.

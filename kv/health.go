@@ -20,6 +20,7 @@ type Health struct {
 	FreeBytes, TotalBytes uint64
 	Reserve               int64
 	DiskFull              bool
+	Ballast               bool // the ballast file holds its part of the reserve
 }
 
 // compactions counts the store's compactions and keeps when the latest ended (Pebble's event
@@ -50,7 +51,7 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 		h.LastCompact = time.Unix(0, ns).UTC()
 	}
 	if g := s.space.Load(); g != nil {
-		h.FreeBytes, h.TotalBytes, h.Reserve, h.DiskFull = g.free.Load(), g.total.Load(), g.reserve, g.full.Load()
+		h.FreeBytes, h.TotalBytes, h.Reserve, h.DiskFull, h.Ballast = g.free.Load(), g.total.Load(), g.reserve, g.full.Load(), g.ballast.Load()
 	}
 	return h, nil
 }

@@ -1,9 +1,13 @@
 package kv
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -38,7 +42,9 @@ const ballastName = "heirloom.ballast"
 // reserve (see ballastName).
 type spaceGuard struct {
 	reserve     int64
-	ballast     atomic.Bool // the ballast file is in place
+	ballast     atomic.Bool // the ballast file is in place, at its full size
+	noBallast   bool        // the filesystem cannot hold one (not for want of space); loop-owned
+	unreadable  bool        // the last reading failed, and was logged; loop-owned
 	full        atomic.Bool
 	free, total atomic.Uint64 // the last reading
 	written     atomic.Int64  // bytes committed since the last reading
@@ -54,6 +60,10 @@ func (s *Store) startSpace() {
 	g := &spaceGuard{reserve: s.Reserve, read: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if g.reserve == 0 {
 		g.reserve = DefaultReserve
+		// On a small filesystem an eighth of it: a 64 MiB reserve would refuse every write.
+		if _, total, err := s.diskFree(); err == nil && total > 0 {
+			g.reserve = min(g.reserve, max(int64(total/8), 1<<20))
+		}
 	}
 	every := s.SpaceEvery
 	if every <= 0 {
@@ -64,8 +74,12 @@ func (s *Store) startSpace() {
 		close(g.done)
 		return
 	}
-	if _, err := s.fs().Stat(s.ballastPath()); err == nil {
-		g.ballast.Store(true)
+	if fi, err := s.fs().Stat(s.ballastPath()); err == nil {
+		if fi.Size() == g.ballastSize() {
+			g.ballast.Store(true)
+		} else { // cut short by a crash, or copied sparse: no room is held
+			_ = s.fs().Remove(s.ballastPath())
+		}
 	}
 	s.readSpace(g)
 	go s.spaceLoop(g, every)
@@ -81,7 +95,7 @@ func (g *spaceGuard) ballastSize() int64 { return g.reserve / 4 }
 // on until space returns. Writes wait while it runs: it must be quick.
 func (s *Store) onDiskFull() {
 	g := s.space.Load()
-	if g == nil { // opening: let the ballast go if there is one
+	if g == nil { // opening or closing: let the ballast go if there is one
 		_ = s.fs().Remove(s.ballastPath())
 		return
 	}
@@ -99,28 +113,78 @@ func (s *Store) onDiskFull() {
 	}
 }
 
-// placeBallast makes the ballast file, reporting whether it is in place. Called by the guard's
-// loop alone, when the free space allows it.
+// placeBallast makes the ballast file, written in full (a preallocation holds no room on some
+// systems, and zeros none on a compressing one), reporting whether it is in place. Called by
+// the guard's loop alone, when the free space allows it. A filesystem that fails for another
+// reason than space is marked as holding no ballast, and said once.
 func (s *Store) placeBallast(g *spaceGuard) bool {
 	fs, path := s.fs(), s.ballastPath()
-	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return false
+	err := writeBallast(fs, path, g.ballastSize())
+	if err == nil {
+		g.ballast.Store(true)
+		return true
 	}
-	err = f.Preallocate(0, g.ballastSize())
+	_ = fs.Remove(path)
+	if !isNoSpace(err) {
+		g.noBallast = true
+		if s.Logf != nil {
+			s.Logf("store %s: no ballast file (%v): a disk that fills faster than the guard reads it may stop the store", s.Dir, err)
+		}
+	}
+	return false
+}
+
+// writeBallast makes a file of size bytes that hold room on the disk at path: allocated where
+// the filesystem can (fallocate), else written with incompressible data; written under a
+// temporary name and renamed, so a ballast at path is always whole.
+func writeBallast(fs vfs.FS, path string, size int64) error {
+	tmp := path + ".tmp"
+	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if err = allocate(f, size); errors.Is(err, errors.ErrUnsupported) {
+		err = fillFile(f, size)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		_ = fs.Remove(path)
-		return false
+	if err == nil {
+		err = fs.Rename(tmp, path)
 	}
-	g.ballast.Store(true)
-	return true
+	if err != nil {
+		_ = fs.Remove(tmp)
+	}
+	return err
 }
+
+// fillFile writes size bytes of incompressible data to f (zeros hold no room on a compressing
+// filesystem).
+func fillFile(f vfs.File, size int64) error {
+	chunk := noise()
+	for left := size; left > 0; left -= int64(len(chunk)) {
+		if _, err := f.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noise is 1 MiB of pseudo-random bytes, made once.
+var noise = sync.OnceValue(func() []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 1<<20)
+	for i := 0; i < len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
+	}
+	return b
+})
+
+// isNoSpace reports whether err is the filesystem being out of space.
+func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
 
 // stopSpace stops the guard. Called by Close with s.life held.
 func (s *Store) stopSpace() {
@@ -149,27 +213,39 @@ func (s *Store) spaceLoop(g *spaceGuard, every time.Duration) {
 	}
 }
 
-// readSpace reads the free space and updates full, logging when writes resume.
+// readSpace reads the free space and updates full. Writes stop when less than three quarters
+// of the reserve is free beside the ballast, and resume at seven eighths, so a disk hovering at
+// the line does not flap; a released ballast is made again first, which takes the whole
+// reserve free. A filesystem that cannot hold a ballast keeps the same lines without it.
 func (s *Store) readSpace(g *spaceGuard) {
 	free, total, err := s.diskFree()
 	if err != nil {
-		return // unknown: left as it was
+		if !g.unreadable && s.Logf != nil {
+			s.Logf("store %s: free space unreadable (%v); the guard keeps its last reading", s.Dir, err)
+		}
+		g.unreadable = true
+		return
 	}
+	g.unreadable = false
 	g.written.Store(0)
-	if !g.ballast.Load() && free >= uint64(g.reserve) && s.placeBallast(g) {
+	if !g.ballast.Load() && !g.noBallast && free >= uint64(g.reserve) && s.placeBallast(g) {
 		if free, total, err = s.diskFree(); err != nil {
 			return
 		}
 	}
 	g.free.Store(free)
 	g.total.Store(total)
-	// The reserve is the ballast and three quarters of it free; without the ballast, the
-	// whole of it free, to make the ballast again.
-	full := !g.ballast.Load() || free < uint64(g.reserve-g.ballastSize())
-	if was := g.full.Swap(full); was && !full && s.Logf != nil {
-		g.loggedAt.Store(0) // the next full disk is said at once
-		s.Logf("store %s: %s free again; writes resume (%d were refused since the last message)",
-			s.Dir, sizeOf(free), g.refused.Swap(0))
+	low := uint64(g.reserve - g.ballastSize())
+	held := g.ballast.Load() || g.noBallast
+	switch full := g.full.Load(); {
+	case !full && free < low:
+		g.full.Store(true)
+	case full && held && free >= low+uint64(g.ballastSize()/2):
+		g.full.Store(false)
+		if s.Logf != nil {
+			s.Logf("store %s: %s free again; writes resume (%d were refused since the last message)",
+				s.Dir, sizeOf(free), g.refused.Swap(0))
+		}
 	}
 }
 
@@ -193,15 +269,16 @@ func (s *Store) allowWrite() error {
 	err := s.fullError(g)
 	g.refused.Add(1)
 	if now, last := time.Now().UnixNano(), g.loggedAt.Load(); now-last >= int64(spaceLogEvery) && g.loggedAt.CompareAndSwap(last, now) && s.Logf != nil {
-		s.Logf("store: %v (%d writes refused since the last message; said once a minute)", err, g.refused.Swap(0))
+		s.Logf("store %s: %v (%d writes refused since the last message; said once a minute)", s.Dir, err, g.refused.Swap(0))
 	}
 	return err
 }
 
-// fullError says why writes are refused.
+// fullError says why writes are refused; without the data dir's path, so that /readyz, which
+// needs no token, can say it.
 func (s *Store) fullError(g *spaceGuard) error {
-	return fmt.Errorf("%w: %s free of %s on the filesystem of %s, under the %s heirloom keeps in reserve (a quarter of it in %s); writes are refused (reads go on) and resume by themselves when space returns",
-		ErrDiskFull, sizeOf(g.free.Load()), sizeOf(g.total.Load()), s.Dir, sizeOf(uint64(g.reserve)), ballastName)
+	return fmt.Errorf("%w: %s free of %s on the data dir's filesystem, under the %s heirloom keeps in reserve (a quarter of it in %s); writes are refused (reads go on) and resume by themselves when space returns",
+		ErrDiskFull, sizeOf(g.free.Load()), sizeOf(g.total.Load()), sizeOf(uint64(g.reserve)), ballastName)
 }
 
 // wrote counts n bytes committed, asking for a reading once an eighth of the reserve was

@@ -72,7 +72,7 @@ func (s *Store) UpsertTurns(ctx context.Context, scope, id string, turns []Turn)
 // AppendTranscript does. When ensure is non-nil the session need not be stored: ensure gets it
 // as stored (or a zero Session with Scope and ID set, exists false) and changes it in the same
 // write, as Store.UpdateSession would (its counts, files and CreatedAt stay the store's); an
-// error from it is returned as is and nothing is written. One write where a stream's event
+// error from it is returned (wrapped) and nothing is written. One write where a stream's event
 // would otherwise take two.
 func (s *Store) UpsertTranscript(ctx context.Context, scope, id string, turns []Turn, ensure func(sess *Session, exists bool) error) (a Appended, replaced int, err error) {
 	if err := checkRef(scope, id); err != nil {

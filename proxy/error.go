@@ -66,6 +66,9 @@ func classify(err error) (code, message string) {
 		return ECodeNotFound, "not found"
 	case errors.Is(err, kv.ErrClosed):
 		return ECodeUnavailable, "store closed"
+	case errors.Is(err, kv.ErrDiskFull):
+		// Said once a minute by the store, not per request; the message says how much is free.
+		return ECodeUnavailable, "disk full: heirloom stores nothing until space returns (GET /readyz says how much is free)"
 	default:
 		return ECodeInternal, "internal error"
 	}

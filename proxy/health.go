@@ -28,10 +28,16 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store().Check(ctx); err != nil {
-		if !errors.Is(err, kv.ErrDiskFull) {
+		why := "store not writable" // the rest is for the log: /readyz needs no token
+		switch {
+		case errors.Is(err, kv.ErrDiskFull):
+			why += ": " + err.Error() // how much is free against the reserve; logged by the store
+		case errors.Is(err, kv.ErrClosed):
+			why += ": store closed"
+		default:
 			s.Logger.Warn("not ready", "error", err)
 		}
-		s.writeError(w, r, Errorf(ECodeUnavailable, "store not writable: "+err.Error()))
+		s.writeError(w, r, Errorf(ECodeUnavailable, why))
 		return
 	}
 	reply := map[string]any{"status": "ready"}

@@ -69,6 +69,12 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		args := []any{"method", r.Method, "route", route, "status", sw.status, "latency", time.Since(start).Round(time.Microsecond).String()}
 		switch {
+		case route == "/healthz" || route == "/readyz":
+			// Probes ask every few seconds; a failed one says why in its body, and the store
+			// logs a full disk once a minute.
+			s.Logger.Debug("request", args...)
+		case sw.status == http.StatusServiceUnavailable:
+			s.Logger.Warn("request", args...)
 		case sw.status >= 500:
 			s.Logger.Error("request", args...)
 		case route == "/mcp" && r.Method == http.MethodGet && sw.status == http.StatusMethodNotAllowed,

@@ -109,7 +109,7 @@ func (c *Client) attempt(ctx context.Context) attempt {
 	// Frames are decoded here and handed, in order, to one goroutine that gives their events to
 	// the Sink: decoding the next frame overlaps storing the last. It ends with the attempt,
 	// after the events queued, so a resync (the next attempt's) never runs beside it.
-	queue := make(chan []adapters.Event, frameQueue)
+	queue := make(chan queued, frameQueue)
 	var sink sync.WaitGroup
 	sink.Go(func() { c.drain(ctx, queue) })
 	err := sc.SubscribeWithContext(actx, "", func(msg *sse.Event) {
@@ -121,8 +121,18 @@ func (c *Client) attempt(ctx context.Context) attempt {
 		wd.pause() // a frame being handled, or waiting for room in the queue, is no silence
 		res.frames++
 		if evs := c.frame(msg.Data); len(evs) > 0 {
+			it := queued{evs: evs}
+			if len(msg.Data) > bigFrame {
+				it.done = make(chan struct{}) // waited for: the queue holds no more than one
+			}
 			select {
-			case queue <- evs:
+			case queue <- it:
+				if it.done != nil {
+					select {
+					case <-it.done:
+					case <-ctx.Done():
+					}
+				}
 			case <-ctx.Done():
 			}
 		}
@@ -169,23 +179,53 @@ func checkStream(resp *http.Response) error {
 }
 
 // frameQueue is how many decoded frames wait for the Sink at most; the stream waits beyond.
-const frameQueue = 64
+// A frame over bigFrame is waited for until stored, so what waits stays under frameQueue ×
+// bigFrame plus one frame of MaxEventBytes.
+const (
+	frameQueue = 64
+	bigFrame   = 256 << 10
+)
+
+// queued is one decoded frame waiting for the Sink; done, when set, is closed once it is
+// handed on.
+type queued struct {
+	evs  []adapters.Event
+	done chan struct{}
+}
 
 // drain hands the queued frames' events to the Sink until the queue is closed. Once the Sink
 // accepts events again after refusing some (the store was full, say), it resyncs, at most once
 // per follow.RepairEvery, so what it refused is read back from the server without waiting for a
 // reconnect.
-func (c *Client) drain(ctx context.Context, queue <-chan []adapters.Event) {
+func (c *Client) drain(ctx context.Context, queue <-chan queued) {
 	var repaired time.Time
-	for evs := range queue {
-		if !c.consume(ctx, evs) {
+	for it := range queue {
+		ok := c.consume(ctx, it.evs)
+		if it.done != nil {
+			close(it.done)
+		}
+		if !ok || !c.refused.Load() || time.Since(repaired) < follow.RepairEvery || ctx.Err() != nil {
 			continue
 		}
-		if c.refused.Load() && time.Since(repaired) >= follow.RepairEvery && ctx.Err() == nil {
-			repaired = time.Now()
-			c.log.Info("the sink takes events again: resyncing to read back what it refused")
-			_ = c.resync(ctx) // a failure is counted; the next reconnect resyncs anyway
+		// The frames already read came before the snapshot the resync takes: store them
+		// first, so none of them lands after it.
+		for more := true; more; {
+			select {
+			case it, open := <-queue:
+				if !open {
+					return
+				}
+				c.consume(ctx, it.evs)
+				if it.done != nil {
+					close(it.done)
+				}
+			default:
+				more = false
+			}
 		}
+		repaired = time.Now()
+		c.log.Info("the sink takes events again: resyncing to read back what it refused")
+		_ = c.resync(ctx) // a failure is counted; the next reconnect resyncs anyway
 	}
 }
 
