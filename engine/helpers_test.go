@@ -84,6 +84,13 @@ func mustHook(t testing.TB, e *engine.Engine, fields map[string]any) string {
 	return text
 }
 
+// started sends the SessionStart that begins session sid of tree tr: heirloom records a
+// session the harness started, not one a later event merely names.
+func started(t testing.TB, e *engine.Engine, tr cct.Tree, sid string) {
+	t.Helper()
+	mustHook(t, e, cct.Event(tr, sid, "SessionStart", map[string]any{"source": "startup"}))
+}
+
 func mustSession(t testing.TB, e *engine.Engine, id string) kv.Session {
 	t.Helper()
 	sess, err := e.Store.GetSession(context.Background(), "default", id)

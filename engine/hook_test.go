@@ -123,6 +123,7 @@ func TestProvisionalPairingCorrected(t *testing.T) {
 func TestPairByType(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
+	started(t, e, tr, "S")
 	mustHook(t, e, cct.Spawn(tr, "S", "toolu_A", "Explore", "explore it", ""))
 	mustHook(t, e, cct.Spawn(tr, "S", "toolu_B", "Plan", "plan it", ""))
 	mustHook(t, e, cct.Start(tr, "S", "b", "Plan"))
@@ -363,5 +364,50 @@ func TestSiblingResultInherited(t *testing.T) {
 	second := mustHook(t, e, cct.Start(tr, "S", "agent2", "Plan"))
 	if !strings.Contains(second, "Sub-agents finished") || !strings.Contains(second, "SIBLING-4412") {
 		t.Fatalf("second child's block lacks its finished sibling's result:\n%s", second)
+	}
+}
+
+// TestStrayEvents (issue 16, item 7): an event that starts no session (Stop, SessionEnd,
+// PreCompact, a spawn and its result, SubagentStop, SubagentStart) naming a session heirloom
+// never saw, whose transcript shows no turn, stores nothing and answers with nothing. When the
+// transcript does show turns (heirloom started while the session ran), the session is recorded
+// with them, and a SubagentStart records its sub-agent under it.
+func TestStrayEvents(t *testing.T) {
+	tr := cct.NewTree(t, "S")
+	e := openEngine(t, tr, nil)
+	for _, ev := range []map[string]any{
+		cct.Event(tr, "S", "Stop", nil),
+		cct.Event(tr, "S", "SessionEnd", nil),
+		cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "manual"}),
+		cct.Spawn(tr, "S", "toolu_1", "Explore", "a task"),
+		cct.Result(tr, "S", "toolu_1", "a1", "done"),
+		cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore"}),
+		cct.Start(tr, "S", "a1", "Explore"),
+	} {
+		if got := mustHook(t, e, ev); got != "" {
+			t.Errorf("%v of an unseen session: got context %q, want none", ev["hook_event_name"], got)
+		}
+	}
+	sessions, err := e.Store.ListSessions(t.Context(), "default", kv.SessionFilter{})
+	if err != nil || len(sessions) != 0 {
+		t.Fatalf("sessions after stray events: %+v, %v; want none", sessions, err)
+	}
+	if runs, err := e.Store.ListRuns(t.Context(), "default", kv.RunFilter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("runs after stray events: %+v, %v; want none", runs, err)
+	}
+
+	// Started before heirloom: its transcript shows it runs.
+	cct.AppendLines(t, tr.Transcript, exchange("S", 0, "Port the parser. MIDMARK.", "Reading parse.c.")...)
+	if got := mustHook(t, e, cct.Start(tr, "S", "a1", "Explore")); !strings.Contains(got, "MIDMARK") {
+		t.Errorf("a sub-agent of a session already running inherits nothing of it:\n%s", got)
+	}
+	if c := mustSession(t, e, "S:a1"); c.ParentID != "S" || c.Depth != 1 {
+		t.Errorf("sub-agent of a session already running: parent %q depth %d, want S and 1", c.ParentID, c.Depth)
+	}
+	other := cct.Tree{Root: tr.Root, Transcript: filepath.Join(filepath.Dir(tr.Transcript), "T.jsonl")}
+	cct.AppendLines(t, other.Transcript, exchange("T", 0, "Write the docs.", "Done.")...)
+	mustHook(t, e, cct.Event(other, "T", "Stop", nil))
+	if s := mustSession(t, e, "T"); s.TurnCount != 2 || s.Status != kv.StatusActive {
+		t.Errorf("a session first heard of at its Stop: %d turns, status %s; want its 2 turns, active", s.TurnCount, s.Status)
 	}
 }

@@ -120,6 +120,7 @@ func TestHookRead_RecordAtTheCap(t *testing.T) {
 	if err := os.WriteFile(tr.Transcript, []byte(record[:1<<10]), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	started(t, e, tr, "C")
 	mustHook(t, e, cct.Event(tr, "C", "Stop", nil))
 	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {

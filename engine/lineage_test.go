@@ -117,6 +117,7 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 func TestPairing_OneCommit(t *testing.T) {
 	tr := cct.NewTree(t, "R")
 	e := openEngine(t, tr, quiet)
+	started(t, e, tr, "R")
 	mustHook(t, e, cct.Spawn(tr, "R", "t1", "Explore", "Look around"))
 	mustHook(t, e, cct.Spawn(tr, "R", "t2", "Explore", "Look elsewhere"))
 	before := e.Store.Stats()

@@ -52,6 +52,7 @@ func activeChildren(t *testing.T, e *engine.Engine, parent string) int {
 func TestSpawnLimit_Depth(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(1, 0, engine.SpawnEnforce))
+	started(t, e, tr, "S")
 	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "child task")); a != (adapters.Answer{}) {
 		t.Fatalf("depth 1 spawn: got %+v, want it allowed", a)
 	}
@@ -87,6 +88,7 @@ func TestSpawnLimit_Depth(t *testing.T) {
 func TestSpawnLimit_Children(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
+	started(t, e, tr, "S")
 	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "one")); a.Deny != "" {
 		t.Fatalf("first spawn: got %+v", a)
 	}
@@ -126,6 +128,7 @@ func TestSpawnLimit_Children(t *testing.T) {
 func TestSpawnLimit_Observe(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, 1, engine.SpawnObserve))
+	started(t, e, tr, "S")
 	sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventSpawnRefused}}, 0)
 	defer sub.Close()
 	mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "one"))
@@ -165,6 +168,7 @@ func TestSpawnLimit_Observe(t *testing.T) {
 func TestSpawnLimit_NoLimit(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, 0, engine.SpawnEnforce))
+	started(t, e, tr, "S")
 	issuer := ""
 	for i := range 6 {
 		id := fmt.Sprintf("t%d", i)
@@ -190,10 +194,12 @@ func TestSpawnLimit_NoLimit(t *testing.T) {
 // TestSpawnLimit_UnknownParent: a spawn whose parent heirloom does not know fails open on depth:
 // a sub-agent that started before heirloom ran may spawn whatever the depth limit (its depth is
 // unknown: the run records 0), though spawn.max_children, which needs no depth, still counts
-// its runs; and a plugin's check for an unknown session is allowed and records nothing.
+// its runs; and a plugin's check for an unknown session is allowed and records nothing. The
+// top-level session started before heirloom too: its transcript shows it runs.
 func TestSpawnLimit_UnknownParent(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(1, 1, engine.SpawnEnforce))
+	cct.AppendLines(t, tr.Transcript, exchange("S", 0, "Split the work.", "Handing parts to sub-agents.")...)
 	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "from a ghost", "ghost")); a.Deny != "" {
 		t.Fatalf("spawn by an unknown sub-agent: got %+v, want it allowed", a)
 	}
@@ -442,6 +448,7 @@ func TestSpawnLimit_RefusalNotDelivered(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
 		feed := feedOf(t, e, "t2")
+		started(t, e, tr, "S")
 		spawnStarted(t, e, tr, "t1", "a1")
 		late, cancel := context.WithCancel(t.Context())
 		cancel() // the deny is decided after the hook's deadline: Claude Code gets {} and spawns
@@ -475,6 +482,7 @@ func TestSpawnLimit_RefusalNotDelivered(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
 		feed := feedOf(t, e, "t2")
+		started(t, e, tr, "S")
 		spawnStarted(t, e, tr, "t1", "a1")
 		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "Explore", "task t2")); a.Deny == "" {
 			t.Fatalf("second spawn: got %+v, want refused", a)

@@ -88,6 +88,7 @@ func TestGhostSweep(t *testing.T) {
 	t.Run("NeverStarted", func(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, shortRuns(time.Hour, 100*time.Millisecond, time.Hour))
+		started(t, e, tr, "S")
 		mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "a task no sub-agent takes", ""))
 		r := waitRun(t, e, "toolu_1", "swept", func(r kv.Run) bool { return !r.Open() })
 		if r.Status != kv.RunFailed || r.EndReason != kv.EndGhostSweep || !strings.Contains(r.Reason, "no sub-agent started for it within runs.ghost_grace (100ms)") {
@@ -100,6 +101,7 @@ func TestGhostSweep(t *testing.T) {
 	t.Run("ParentEnded", func(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, shortRuns(time.Hour, 100*time.Millisecond, time.Hour))
+		started(t, e, tr, "S")
 		spawnStarted(t, e, tr, "toolu_1", "a1")
 		mustHook(t, e, cct.Event(tr, "S", "SessionEnd", nil))
 		r := waitRun(t, e, "toolu_1", "swept", func(r kv.Run) bool { return !r.Open() })
@@ -110,6 +112,7 @@ func TestGhostSweep(t *testing.T) {
 	t.Run("Live", func(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, shortRuns(time.Hour, 20*time.Millisecond, time.Hour))
+		started(t, e, tr, "S")
 		spawnStarted(t, e, tr, "toolu_1", "a1")
 		time.Sleep(150 * time.Millisecond) // many sweeps
 		if err := e.Sweep(t.Context()); err != nil {
@@ -128,6 +131,7 @@ func TestSweep_Restart(t *testing.T) {
 	dir := t.TempDir()
 	tr := cct.NewTree(t, "S")
 	e, closeAll := openEngineAt(t, dir, tr, noPeriodic)
+	started(t, e, tr, "S")
 	mustHook(t, e, cct.Spawn(tr, "S", "toolu_pending", "Plan", "never picked up", ""))
 	spawnStarted(t, e, tr, "toolu_running", "a1")
 	if err := e.Sweep(t.Context()); err != nil {
@@ -309,6 +313,7 @@ func TestCondense_Level2(t *testing.T) {
 		c := &condenser{summary: "Summary: three callers.\nFile paths:\n- a.go"}
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, limits(c, 300*time.Millisecond))
+		started(t, e, tr, "S")
 		spawnStarted(t, e, tr, "toolu_1", "a1")
 		spawnStarted(t, e, tr, "toolu_2", "a2")
 		mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", longResult))
@@ -336,6 +341,7 @@ func TestCondense_Level2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := cct.NewTree(t, "S")
 			e := openEngine(t, tr, limits(tc.c, 400*time.Millisecond))
+			started(t, e, tr, "S")
 			spawnStarted(t, e, tr, "toolu_1", "a1")
 			start := time.Now()
 			mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", longResult))

@@ -61,6 +61,7 @@ func TestHook_SpawnRefused(t *testing.T) {
 					s.Upstreams = map[string]*proxy.Upstream{"claude-code": {URL: up.URL + "/hook"}}
 				}
 			})
+			postHookRaw(t, s, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "fan out"}))
 			first := postHookRaw(t, s, cct.Spawn(tr, "S", "t1", "general-purpose", "one"))
 			if tc.upstream == "" && first != "{}" {
 				t.Fatalf("allowed spawn: got %s, want {}", first)
