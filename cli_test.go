@@ -166,9 +166,10 @@ func runCLIStdin(t *testing.T, env []string, stdin string, args ...string) (stri
 	return stdout.String(), stderr.String(), code
 }
 
-// TestJunkIDsAreNoSessions (issue 16, item 7, in part): through the built binary, a hook call
-// whose session_id is not valid UTF-8 (listed as "s\ufffd" before) or holds a control character
-// gets a 400, and no session is stored for it.
+// TestJunkIDsAreNoSessions (issue 16, item 7): through the built binary, a hook call whose
+// session_id is not valid UTF-8 (listed as "s\ufffd" before) or holds a control character gets
+// a 400, and so does a plugin call (/api/inject, /api/spawn-check) naming such an id or one
+// over adapters.MaxIDBytes; no session and no run is stored for any of them.
 func TestJunkIDsAreNoSessions(t *testing.T) {
 	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
 	for _, body := range []string{
@@ -179,9 +180,29 @@ func TestJunkIDsAreNoSessions(t *testing.T) {
 			t.Errorf("hook %q: %d %s, want 400", body, status, reply)
 		}
 	}
+	// The plugins' calls take the same ids (OpenCode's and OpenClaw's plugins ask them).
+	for _, c := range []struct{ path, body string }{
+		{"/api/inject", "{\"harness\":\"opencode\",\"session\":\"ses_\xff\"}"},
+		{"/api/inject", `{"harness":"openclaw","session":"agent:main:subagent:x","parent":"agent:main:\u0007"}`},
+		{"/api/spawn-check?harness=opencode&session=ses_%01", `{"tool":"task","call_id":"call_1"}`},
+		{"/api/spawn-check?harness=opencode&session=ses_ok", `{"tool":"task","call_id":"` + strings.Repeat("c", 600) + `"}`},
+	} {
+		resp, err := http.Post(s.url+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"code":"invalid"`) {
+			t.Errorf("POST %s %q: %d %s, want 400 invalid", c.path, c.body, resp.StatusCode, b)
+		}
+	}
 	stdout, stderr, code := runCLI(t, append(baseEnv(t), "HEIRLOOM_URL="+s.url), "sessions")
 	if code != 0 || !strings.Contains(stdout, "no sessions yet") {
 		t.Errorf("sessions after junk ids: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := getBody(t, s.url+"/api/runs"); got != `{"runs":[]}` {
+		t.Errorf("runs after junk ids: %s, want none", got)
 	}
 }
 

@@ -20,8 +20,9 @@ const (
 // set to hook_event_name. Event.At is left zero for the caller to stamp.
 //
 // It returns an error wrapping adapters.ErrMalformed when body is not a JSON object, when
-// hook_event_name is missing, empty or not a string, when a known event other than SubagentStart has no session_id, and
-// when SubagentStart or SubagentStop has no agent_id. An event it does not know decodes to
+// hook_event_name is missing, empty or not a string, when a known event other than SubagentStart has no session_id,
+// when SubagentStart or SubagentStop has no agent_id, and when an id it names is no id a
+// record may have (see adapters.CheckIDs). An event it does not know decodes to
 // adapters.KindUnknown without error. Fields of an unexpected JSON type are left zero rather
 // than failing the call, so a harness that grows or reshapes a field we do not need still works.
 //
@@ -122,6 +123,9 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 		ev.Kind = adapters.KindStop
 	case EventSessionEnd:
 		ev.Kind = adapters.KindSessionEnd
+	}
+	if err := adapters.CheckIDs(ev); err != nil {
+		return adapters.Event{}, err // a tool_use_id or agentId no run or session may have
 	}
 	return ev, nil
 }

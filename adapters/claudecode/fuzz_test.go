@@ -42,8 +42,8 @@ func FuzzDecode(f *testing.F) {
 		}
 		// A SubagentStart may come without its session: the engine infers the top-level
 		// session then (the fuzzer's find: encoding/json also takes "hook_event_nAme").
-		if adapters.CheckID("session_id", ev.SessionID) != nil || adapters.CheckID("agent_id", ev.AgentID) != nil {
-			t.Fatalf("decoded an id no record may have: %q / %q", ev.SessionID, ev.AgentID)
+		if err := adapters.CheckIDs(ev); err != nil {
+			t.Fatalf("decoded an id no record may have: %v", err)
 		}
 		if ev.Kind != adapters.KindUnknown && ev.Kind != adapters.KindSubagentStart && ev.SessionID == "" {
 			t.Fatalf("kind %s without SessionID", ev.Kind)

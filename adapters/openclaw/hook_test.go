@@ -135,6 +135,9 @@ func FuzzDecodeHook(f *testing.F) {
 		if ev.ParentSessionID != "" && ev.ParentSessionID == ev.SessionID {
 			t.Fatalf("session %q is its own parent", ev.SessionID)
 		}
+		if err := adapters.CheckIDs(ev); err != nil {
+			t.Fatalf("decoded a key no record may have: %v", err)
+		}
 	})
 }
 
