@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestCLI_Help: every command and subcommand answers -h and --help with its usage on stdout
@@ -164,9 +166,10 @@ func runCLIStdin(t *testing.T, env []string, stdin string, args ...string) (stri
 	return stdout.String(), stderr.String(), code
 }
 
-// TestJunkIDsAreNoSessions (issue 16, item 7, in part): through the built binary, a hook call
-// whose session_id is not valid UTF-8 (listed as "s\ufffd" before) or holds a control character
-// gets a 400, and no session is stored for it.
+// TestJunkIDsAreNoSessions (issue 16, item 7): through the built binary, a hook call whose
+// session_id is not valid UTF-8 (listed as "s\ufffd" before) or holds a control character gets
+// a 400, and so does a plugin call (/api/inject, /api/spawn-check) naming such an id or one
+// over adapters.MaxIDBytes; no session and no run is stored for any of them.
 func TestJunkIDsAreNoSessions(t *testing.T) {
 	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
 	for _, body := range []string{
@@ -177,8 +180,106 @@ func TestJunkIDsAreNoSessions(t *testing.T) {
 			t.Errorf("hook %q: %d %s, want 400", body, status, reply)
 		}
 	}
+	// The plugins' calls take the same ids (OpenCode's and OpenClaw's plugins ask them).
+	for _, c := range []struct{ path, body string }{
+		{"/api/inject", "{\"harness\":\"opencode\",\"session\":\"ses_\xff\"}"},
+		{"/api/inject", `{"harness":"openclaw","session":"agent:main:subagent:x","parent":"agent:main:\u0007"}`},
+		{"/api/spawn-check?harness=opencode&session=ses_%01", `{"tool":"task","call_id":"call_1"}`},
+		{"/api/spawn-check?harness=opencode&session=ses_ok", `{"tool":"task","call_id":"` + strings.Repeat("c", 600) + `"}`},
+	} {
+		resp, err := http.Post(s.url+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"code":"invalid"`) {
+			t.Errorf("POST %s %q: %d %s, want 400 invalid", c.path, c.body, resp.StatusCode, b)
+		}
+	}
 	stdout, stderr, code := runCLI(t, append(baseEnv(t), "HEIRLOOM_URL="+s.url), "sessions")
 	if code != 0 || !strings.Contains(stdout, "no sessions yet") {
 		t.Errorf("sessions after junk ids: exit %d\n%s%s", code, stdout, stderr)
 	}
+	if got := getBody(t, s.url+"/api/runs"); got != `{"runs":[]}` {
+		t.Errorf("runs after junk ids: %s, want none", got)
+	}
+}
+
+// TestStrayCallsAreNoSessions (issue 16, item 7): through the built binary, hook calls that
+// start no session (Stop, SessionEnd, a spawn, SubagentStart, SubagentStop) naming a session
+// heirloom never saw, with no transcript behind it, are answered {} at once and store nothing:
+// GET /api/sessions and GET /api/runs list nothing. A session that was running before heirloom
+// started (its transcript under the roots holds turns) is recorded at its first Stop, with
+// those turns.
+func TestStrayCallsAreNoSessions(t *testing.T) {
+	env := baseEnv(t)
+	s := startServe(t, filepath.Join(t.TempDir(), "data"), env)
+	const stray = "0badc0de-0000-4000-8000-000000000001"
+	for _, body := range []string{
+		`{"hook_event_name":"Stop","session_id":"` + stray + `","transcript_path":"/nonexistent/x.jsonl","cwd":"/tmp"}`,
+		`{"hook_event_name":"SessionEnd","session_id":"` + stray + `","cwd":"/tmp"}`,
+		`{"hook_event_name":"PreToolUse","session_id":"` + stray + `","tool_name":"Agent","tool_use_id":"toolu_x","tool_input":{"prompt":"p","subagent_type":"Explore"}}`,
+		`{"hook_event_name":"SubagentStart","session_id":"` + stray + `","agent_id":"a0123456789abcdef","agent_type":"Explore"}`,
+		`{"hook_event_name":"SubagentStop","session_id":"` + stray + `","agent_id":"a0123456789abcdef","agent_type":"Explore"}`,
+	} {
+		start := time.Now()
+		status, reply := postHook(t, s.url, body)
+		if status != http.StatusOK || strings.TrimSpace(reply) != "{}" {
+			t.Errorf("hook %s: %d %s, want 200 {}", body, status, reply)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("hook %s took %s", body, d)
+		}
+	}
+	for _, path := range []string{"/api/sessions", "/api/runs"} {
+		if got := getBody(t, s.url+path); got != `{"sessions":[]}` && got != `{"runs":[]}` {
+			t.Errorf("GET %s after stray calls: %s, want an empty list", path, got)
+		}
+	}
+
+	const running = "0badc0de-0000-4000-8000-000000000002"
+	transcript := filepath.Join(envHome(env), ".claude", "projects", "-tmp", running+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(transcript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := `{"type":"user","uuid":"u1","timestamp":"2026-11-01T10:00:00Z","message":{"role":"user","content":"Port the parser. EARLYMARK."}}` + "\n" +
+		`{"type":"assistant","uuid":"a1","timestamp":"2026-11-01T10:00:01Z","message":{"role":"assistant","content":[{"type":"text","text":"Reading parse.c."}]}}` + "\n"
+	if err := os.WriteFile(transcript, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, reply := postHook(t, s.url, fmt.Sprintf(`{"hook_event_name":"Stop","session_id":%q,"transcript_path":%q,"cwd":"/tmp"}`, running, transcript)); status != http.StatusOK {
+		t.Fatalf("Stop of a session already running: %d %s", status, reply)
+	}
+	if got := getBody(t, s.url+"/api/sessions/"+running+"/transcript"); !strings.Contains(got, "EARLYMARK") || !strings.Contains(got, "Reading parse.c.") {
+		t.Errorf("transcript of a session first heard of at its Stop: %s", got)
+	}
+	if got := getBody(t, s.url+"/api/sessions"); strings.Contains(got, stray) || !strings.Contains(got, running) {
+		t.Errorf("sessions: %s, want %s alone", got, running)
+	}
+}
+
+// getBody GETs url and returns the body, trimmed; a status other than 200 fails the test.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// envHome is the HOME env names.
+func envHome(env []string) string {
+	for _, kv := range env {
+		if home, ok := strings.CutPrefix(kv, "HOME="); ok {
+			return home
+		}
+	}
+	return ""
 }

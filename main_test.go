@@ -142,7 +142,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	const n = 40
 	var acked []string
 	for i := range n {
-		id := fmt.Sprintf("sess-%03d", i)
+		id := fmt.Sprintf("5e550000-0000-4000-8000-%012d", i)
 		status, body := postHook(t, s.url, sessionStart(id, t.TempDir()))
 		if status != http.StatusOK {
 			t.Fatalf("hook %s: got status %d (%s), want 200", id, status, body)
@@ -213,7 +213,7 @@ func TestServeSecondInstanceRefused(t *testing.T) {
 func TestServeGracefulShutdown(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	s := startServe(t, dataDir, baseEnv(t), "--log-format", "json")
-	status, _ := postHook(t, s.url, sessionStart("graceful", t.TempDir()))
+	status, _ := postHook(t, s.url, sessionStart(sessionID, t.TempDir()))
 	if status != http.StatusOK {
 		t.Fatalf("got %d", status)
 	}
@@ -272,7 +272,7 @@ func TestShim(t *testing.T) {
 		s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
 		env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
 		big := strings.Repeat("x", 2<<20) // stdin is read to EOF whatever its size
-		payload := fmt.Sprintf(`{"session_id":"shim-1","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":%q}`, big)
+		payload := fmt.Sprintf(`{"session_id":%q,"cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":%q}`, sessionID, big)
 		stdout, stderr, code, _ := runShim(t, payload, env)
 		if code != 0 || strings.TrimSpace(stdout) != "{}" || stderr != "" {
 			t.Fatalf("got code %d stdout %q stderr %q, want 0, {}, no warning", code, stdout, stderr)
@@ -363,7 +363,7 @@ func writeScript(t *testing.T, body string) string {
 func TestShimWrapsCommand(t *testing.T) {
 	s := startServe(t, filepath.Join(t.TempDir(), "data"), baseEnv(t))
 	parent := func(event, extra string) string {
-		return fmt.Sprintf(`{"session_id":"P","transcript_path":"/nonexistent/P.jsonl","cwd":"/tmp","hook_event_name":%q%s}`, event, extra)
+		return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/nonexistent/P.jsonl","cwd":"/tmp","hook_event_name":%q%s}`, sessionID, event, extra)
 	}
 	for _, body := range []string{
 		parent("SessionStart", `,"source":"startup"`),

@@ -19,13 +19,13 @@ import (
 func TestMCPCommand(t *testing.T) {
 	env := baseEnv(t)
 	home := strings.TrimPrefix(env[0], "HOME=")
-	transcript := filepath.Join(home, ".claude", "projects", "-src-app", "s1.jsonl")
+	transcript := filepath.Join(home, ".claude", "projects", "-src-app", sessionID+".jsonl")
 	if err := os.MkdirAll(filepath.Dir(transcript), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cct.AppendLines(t, transcript, cct.UserLine("u1", "Fix the flaky parseLedgerHeader test"))
 	sc := startServe(t, t.TempDir(), env)
-	hook := fmt.Sprintf(`{"session_id":"s1","transcript_path":%q,"cwd":"/src/app","hook_event_name":"UserPromptSubmit","prompt":"Fix the flaky parseLedgerHeader test"}`, transcript)
+	hook := fmt.Sprintf(`{"session_id":%q,"transcript_path":%q,"cwd":"/src/app","hook_event_name":"UserPromptSubmit","prompt":"Fix the flaky parseLedgerHeader test"}`, sessionID, transcript)
 	if status, body := postHook(t, sc.url, hook); status != 200 {
 		t.Fatalf("hook: %d %s", status, body)
 	}
@@ -77,7 +77,7 @@ func TestMCPCommand(t *testing.T) {
 	}
 	res := rpc(3, "tools/call", `{"name":"session_search","arguments":{"query":"parse_ledger_header"}}`)
 	raw, _ := json.Marshal(res)
-	if !strings.Contains(string(raw), "session s1") || !strings.Contains(string(raw), "**parseLedgerHeader**") {
+	if !strings.Contains(string(raw), "session "+sessionID) || !strings.Contains(string(raw), "**parseLedgerHeader**") {
 		t.Errorf("search through heirloom mcp: %s", raw)
 	}
 	stdin.Close()

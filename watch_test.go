@@ -73,6 +73,12 @@ func (w *watchProc) interrupt(t *testing.T) {
 	}
 }
 
+// Two sessions a watch tells apart, by their short ids a1a1a1a1 and b2b2b2b2.
+const (
+	w1 = "a1a1a1a1-0000-4000-8000-000000000001"
+	w2 = "b2b2b2b2-0000-4000-8000-000000000002"
+)
+
 // TestWatchCommand follows a real sidecar's feed while hooks arrive: readable lines, the JSON
 // messages of one type, the events of one session; Ctrl-C ends each cleanly.
 func TestWatchCommand(t *testing.T) {
@@ -80,14 +86,14 @@ func TestWatchCommand(t *testing.T) {
 	env := append(baseEnv(t), "HEIRLOOM_URL="+s.url)
 	readable := startWatch(t, env)
 	asJSON := startWatch(t, env, "--json", "--type", "session.ended")
-	one := startWatch(t, env, "--session", "w-2", "--type=session.started,session.ended")
+	one := startWatch(t, env, "--session", w2, "--type=session.started,session.ended")
 	for _, w := range []*watchProc{readable, asJSON, one} {
 		w.await(t, w.stderr, `heirloom watch: following `+regexp.QuoteMeta(s.url)+` \(Ctrl-C to stop\)`)
 	}
 	for _, body := range []string{
-		sessionStart("w-1", "/tmp"),
-		sessionStart("w-2", "/tmp"),
-		`{"session_id":"w-1","cwd":"/tmp","hook_event_name":"SessionEnd","reason":"exit"}`,
+		sessionStart(w1, "/tmp"),
+		sessionStart(w2, "/tmp"),
+		`{"session_id":"` + w1 + `","cwd":"/tmp","hook_event_name":"SessionEnd","reason":"exit"}`,
 	} {
 		if status, reply := postHook(t, s.url, body); status != http.StatusOK {
 			t.Fatalf("hook: %d %s", status, reply)
@@ -95,10 +101,10 @@ func TestWatchCommand(t *testing.T) {
 	}
 
 	t.Run("Readable", func(t *testing.T) {
-		readable.await(t, readable.stdout, `(?m)^\d\d:\d\d:\d\d  session.ended       w-1 +status=ended$`)
+		readable.await(t, readable.stdout, `(?m)^\d\d:\d\d:\d\d  session.ended       a1a1a1a1 +status=ended$`)
 		for _, want := range []string{
-			`(?m)^\d\d:\d\d:\d\d  session.started     w-1 +harness=claude-code project=/tmp$`,
-			`(?m)^\d\d:\d\d:\d\d  session.started     w-2 +harness=claude-code project=/tmp$`,
+			`(?m)^\d\d:\d\d:\d\d  session.started     a1a1a1a1 +harness=claude-code project=/tmp$`,
+			`(?m)^\d\d:\d\d:\d\d  session.started     b2b2b2b2 +harness=claude-code project=/tmp$`,
 		} {
 			if !regexp.MustCompile(want).MatchString(readable.stdout.String()) {
 				t.Errorf("no line matching %s in\n%s", want, readable.stdout)
@@ -115,15 +121,15 @@ func TestWatchCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(lines[0]), &ev); err != nil {
 			t.Fatalf("not JSON: %q", lines[0])
 		}
-		if ev["type"] != "session.ended" || ev["session"] != "w-1" || ev["scope"] != "default" || ev["time"] == nil {
+		if ev["type"] != "session.ended" || ev["session"] != w1 || ev["scope"] != "default" || ev["time"] == nil {
 			t.Errorf("got %v", ev)
 		}
 	})
 	t.Run("Session", func(t *testing.T) {
-		one.await(t, one.stdout, `session.started +w-2`)
-		postHook(t, s.url, `{"session_id":"w-2","cwd":"/tmp","hook_event_name":"SessionEnd","reason":"exit"}`)
-		one.await(t, one.stdout, `session.ended +w-2`)
-		if strings.Contains(one.stdout.String(), "w-1") {
+		one.await(t, one.stdout, `session.started +b2b2b2b2`)
+		postHook(t, s.url, `{"session_id":"`+w2+`","cwd":"/tmp","hook_event_name":"SessionEnd","reason":"exit"}`)
+		one.await(t, one.stdout, `session.ended +b2b2b2b2`)
+		if strings.Contains(one.stdout.String(), "a1a1a1a1") {
 			t.Errorf("the watcher of w-2 printed w-1's events:\n%s", one.stdout)
 		}
 	})
@@ -169,8 +175,8 @@ func TestWatchReconnects(t *testing.T) {
 	first := serveAt(t, addr, dataDir, env)
 	w := startWatch(t, append(baseEnv(t), "HEIRLOOM_URL=http://"+addr))
 	w.await(t, w.stderr, `following http://`)
-	postHook(t, "http://"+addr, sessionStart("before", "/tmp"))
-	w.await(t, w.stdout, `session.started +before`)
+	postHook(t, "http://"+addr, sessionStart("bef0bef0-0000-4000-8000-000000000003", "/tmp"))
+	w.await(t, w.stdout, `session.started +bef0bef0`)
 
 	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -181,8 +187,8 @@ func TestWatchReconnects(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // a reconnect or two fails meanwhile, quietly
 	serveAt(t, addr, dataDir, env)
 	w.await(t, w.stderr, `heirloom watch: reconnected to http://`+regexp.QuoteMeta(addr))
-	postHook(t, "http://"+addr, sessionStart("after", "/tmp"))
-	w.await(t, w.stdout, `session.started +after`)
+	postHook(t, "http://"+addr, sessionStart("af7eaf7e-0000-4000-8000-000000000004", "/tmp"))
+	w.await(t, w.stdout, `session.started +af7eaf7e`)
 	if n := strings.Count(w.stderr.String(), "reconnecting"); n != 1 {
 		t.Errorf("said %d times that it was reconnecting, want once per outage:\n%s", n, w.stderr)
 	}

@@ -186,23 +186,70 @@ func Malformed(format string, args ...any) error {
 const MaxIDBytes = 512
 
 // CheckID says what is wrong with a session or agent id a harness sent, as an error wrapping
-// ErrMalformed; nil for a usable one, and for "" (whether one is needed is the caller's to
-// say). An id must be valid UTF-8 (no U+FFFD either, the mark of bytes that were not), at most
-// MaxIDBytes, and hold no control character: heirloom
-// keys its records by it and shows it in tables.
+// ErrMalformed naming field; nil for a usable one, and for "" (whether one is needed is the
+// caller's to say). See IDProblem.
 func CheckID(field, id string) error {
-	switch {
-	case id == "":
-		return nil
-	case !utf8.ValidString(id) || strings.ContainsRune(id, utf8.RuneError):
-		// A JSON decoder turns invalid UTF-8 into U+FFFD: no id a harness makes holds one.
-		return Malformed("%s: not valid UTF-8", field)
-	case len(id) > MaxIDBytes:
-		return Malformed("%s: %d bytes, over the %d an id may have", field, len(id), MaxIDBytes)
-	case strings.IndexFunc(id, unicode.IsControl) >= 0:
-		return Malformed("%s: holds a control character", field)
+	if why := IDProblem(id); why != "" {
+		return Malformed("%s: %s", field, why)
 	}
 	return nil
+}
+
+// IDProblem says what keeps id from being a session, agent or run id, "" when nothing does (and
+// for ""): an id must be valid UTF-8 (no U+FFFD either, the mark of bytes that were not), at
+// most MaxIDBytes, and hold no control character. heirloom keys its records by it and shows it
+// in tables.
+func IDProblem(id string) string {
+	switch {
+	case id == "":
+		return ""
+	case !utf8.ValidString(id) || strings.ContainsRune(id, utf8.RuneError):
+		// A JSON decoder turns invalid UTF-8 into U+FFFD: no id a harness makes holds one.
+		return "not valid UTF-8"
+	case len(id) > MaxIDBytes:
+		return fmt.Sprintf("%d bytes, over the %d an id may have", len(id), MaxIDBytes)
+	case strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return "holds a control character"
+	}
+	return ""
+}
+
+// CheckIDs checks every id the events name with CheckID: each one's session, sub-agent and
+// parent, the spawning call and child a spawn names, and the sub-agent a result names; it
+// returns the first problem. heirloom keys sessions and runs by these ids, so an event naming
+// one no record may have is dropped whole, however it arrived (a stream is no request: its
+// client logs and counts the drop).
+func CheckIDs(evs ...Event) error {
+	for _, ev := range evs {
+		ids := [...]struct{ field, id string }{
+			{"session id", ev.SessionID}, {"agent id", ev.AgentID}, {"parent session id", ev.ParentSessionID},
+			{"spawn call id", spawnField(ev.Spawn, false)}, {"spawn child session id", spawnField(ev.Spawn, true)},
+			{"result agent id", resultAgent(ev.Result)},
+		}
+		for _, f := range ids {
+			if err := CheckID(ev.Name+": "+f.field, f.id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func spawnField(s *Spawn, child bool) string {
+	switch {
+	case s == nil:
+		return ""
+	case child:
+		return s.ChildSessionID
+	}
+	return s.ToolUseID
+}
+
+func resultAgent(r *Result) string {
+	if r == nil {
+		return ""
+	}
+	return r.AgentID
 }
 
 // SubagentMeta is what a harness records about a sub-agent beside the sub-agent's transcript

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,7 +61,22 @@ func benchProxy(b *testing.B, delay time.Duration, clients int) {
 	b.Cleanup(client.CloseIdleConnections)
 	payloads := make([][]byte, clients)
 	for i := range payloads {
-		payloads[i] = fmt.Appendf(nil, `{"session_id":"bench-%02d","transcript_path":"","cwd":"/work/app","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_%02d"}`, i, i)
+		id := fmt.Sprintf("5e550000-0000-4000-8000-%012d", i)
+		payloads[i] = fmt.Appendf(nil, `{"session_id":%q,"transcript_path":"","cwd":"/work/app","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_%02d"}`, id, i)
+		// Each session started first, as Claude Code starts it: the calls measured are those of a
+		// running session (heirloom records no session a later event merely names).
+		for _, srv := range []*proxy.Server{s, alone} {
+			resp, err := client.Post(srv.URL()+"/hooks/claude-code", "application/json",
+				strings.NewReader(fmt.Sprintf(`{"session_id":%q,"cwd":"/work/app","hook_event_name":"SessionStart","source":"startup"}`, id)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("SessionStart of %s: %s", id, resp.Status)
+			}
+		}
 	}
 	call := func(url string, payload []byte) time.Duration {
 		start := time.Now()

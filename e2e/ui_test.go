@@ -101,7 +101,7 @@ func postHook(t *testing.T, base, token string, fields map[string]any) {
 func TestViewer(t *testing.T) {
 	ctx := browser(t)
 	const token = "ui-test-token"
-	const parent, child = "ui-parent-0001", "ui-parent-0001:agent1"
+	const parent, child = "0a0a0001-0000-4000-8000-000000000001", "0a0a0001-0000-4000-8000-000000000001:agent1"
 	tr := cct.NewTree(t, parent)
 	hl := startServe(t, serveOptions{Home: t.TempDir(), TranscriptRoots: []string{tr.Root}, Env: []string{"HEIRLOOM_TOKEN=" + token}})
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the lexer; VIEWER-MARK."), cct.AssistantLine("a1", "Reading the grammar."))
@@ -140,17 +140,17 @@ func TestViewer(t *testing.T) {
 		t.Errorf("the search's hits: %v\n%s", err, hits)
 	}
 
-	live := "ui-live-0002"
+	live := "0a0a0002-0000-4000-8000-000000000002"
 	postHook(t, hl.URL, token, map[string]any{"session_id": live, "transcript_path": filepath.Join(tr.Root, "live.jsonl"), "cwd": "/srv/live", "hook_event_name": "SessionStart", "source": "startup"})
 	wait("a new session appears live", chromedp.WaitVisible(node(live)))
 	screenshot(t, ctx, "viewer-live.png")
 
 	// 1,000 more sessions; a fresh page's first paint of the tree (the app marks it).
 	for i := range 1000 {
-		postHook(t, hl.URL, token, map[string]any{"session_id": fmt.Sprintf("bulk-%04d", i), "transcript_path": filepath.Join(tr.Root, "bulk.jsonl"),
+		postHook(t, hl.URL, token, map[string]any{"session_id": fmt.Sprintf("b0000000-0000-4000-8000-%012d", i), "transcript_path": filepath.Join(tr.Root, "bulk.jsonl"),
 			"cwd": fmt.Sprintf("/srv/project-%02d", i%20), "hook_event_name": "SessionStart", "source": "startup"})
 	}
-	wait("the tree of 1,000 sessions", chromedp.Navigate(hl.URL+"/ui/"), chromedp.WaitVisible(node("bulk-0999")))
+	wait("the tree of 1,000 sessions", chromedp.Navigate(hl.URL+"/ui/"), chromedp.WaitVisible(node("b0000000-0000-4000-8000-000000000999")))
 	firstPaint, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.heirloomFirstPaint`))
 	if err != nil {
 		t.Fatal(err)

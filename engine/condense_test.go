@@ -40,9 +40,10 @@ func TestCondense_Redacted(t *testing.T) {
 		e.Config.Runs.MaxResultTokens = 500
 		e.Condenser = &condense.Client{URL: standin.URL, Model: "m", Timeout: 5 * time.Second}
 	})
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "check the key "+taskSecret+" still works", ""))
-	mustHook(t, e, cct.Start(tr, "S", "a1", "Explore"))
-	mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", longResult+"\nAPI key found in .env: ANTHROPIC_API_KEY="+secret+"\nand bare: "+secret))
+	started(t, e, tr, S)
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_1", "Explore", "check the key "+taskSecret+" still works", ""))
+	mustHook(t, e, cct.Start(tr, S, "a1", "Explore"))
+	mustHook(t, e, cct.Result(tr, S, "toolu_1", "a1", longResult+"\nAPI key found in .env: ANTHROPIC_API_KEY="+secret+"\nand bare: "+secret))
 	waitRun(t, e, "toolu_1", "summarised", func(r kv.Run) bool { return r.Summary != "" })
 
 	mu.Lock()

@@ -108,14 +108,14 @@ func subagentStartCost(t *testing.T, runsInScope int) (kv.Stats, string) {
 	e := openEngine(t, tr, noPeriodic) // only the spawn's checkpoint runs in the background
 	for i := range 60 {
 		cct.AppendLines(t, tr.Transcript, exchange("P", i, fmt.Sprintf("step %d: keep the parser API stable", i), strings.Repeat("reply words ", 20))...)
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "x"}))
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "x"}))
 	}
-	crowd(t, e, "P", runsInScope)
+	crowd(t, e, P, runsInScope)
 	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating."))
-	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
-	waitCheckpointed(t, e, "P", kv.TriggerSpawn)
+	mustHook(t, e, cct.Spawn(tr, P, "toolu_1", "general-purpose", "Port the lexer"))
+	waitCheckpointed(t, e, P, kv.TriggerSpawn)
 	before := e.Store.Stats()
-	block := mustHook(t, e, cct.Start(tr, "P", "a1", "general-purpose"))
+	block := mustHook(t, e, cct.Start(tr, P, "a1", "general-purpose"))
 	return e.Store.Stats().Sub(before), block
 }
 
@@ -216,10 +216,10 @@ func TestCheckpoint_Cost(t *testing.T) {
 		tr := cct.NewTree(t, "P")
 		e := openEngine(t, tr, noPeriodic)
 		cct.AppendLines(t, tr.Transcript, exchange("P", 0, "the first prompt", "ok")...)
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
-		crowd(t, e, "P", runsInScope)
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
+		crowd(t, e, P, runsInScope)
 		before := e.Store.Stats()
-		if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
+		if _, err := e.Checkpoint(t.Context(), "default", P, kv.TriggerExplicit, engine.Statements{}); err != nil {
 			t.Fatal(err)
 		}
 		return e.Store.Stats().Sub(before)
@@ -243,19 +243,19 @@ func TestSpawnCheckpoint_Cost(t *testing.T) {
 	tr := cct.NewTree(t, "P")
 	e := openEngine(t, tr, noPeriodic)
 	cct.AppendLines(t, tr.Transcript, exchange("P", 0, "port the lexer", "on it")...)
-	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "port the lexer"}))
-	if _, err := e.Checkpoint(t.Context(), "default", "P", kv.TriggerExplicit, engine.Statements{}); err != nil {
+	mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "port the lexer"}))
+	if _, err := e.Checkpoint(t.Context(), "default", P, kv.TriggerExplicit, engine.Statements{}); err != nil {
 		t.Fatal(err)
 	}
-	crowd(t, e, "P", 10000) // P's own 1,000 finished runs arrive after its checkpoint
+	crowd(t, e, P, 10000) // P's own 1,000 finished runs arrive after its checkpoint
 	before := e.Store.Stats()
-	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Port the lexer"))
-	waitCheckpointed(t, e, "P", kv.TriggerSpawn)
+	mustHook(t, e, cct.Spawn(tr, P, "toolu_1", "general-purpose", "Port the lexer"))
+	waitCheckpointed(t, e, P, kv.TriggerSpawn)
 	cost := e.Store.Stats().Sub(before)
 	if cost.Runs < 1000 || cost.Runs >= 1100 {
 		t.Errorf("runs decoded by a spawn and its checkpoint: got %d, want the parent's 1000 once (and the spawn's own few)", cost.Runs)
 	}
-	c, err := e.Store.LatestCheckpoint(t.Context(), "default", "P")
+	c, err := e.Store.LatestCheckpoint(t.Context(), "default", P)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,13 +272,13 @@ func TestPrompt_Cost(t *testing.T) {
 		tr := cct.NewTree(t, "P")
 		e := openEngine(t, tr, noPeriodic)
 		cct.AppendLines(t, tr.Transcript, exchange("P", 0, "the first prompt", "ok")...)
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
-		crowd(t, e, "P", runsInScope)
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "the first prompt"}))
+		crowd(t, e, P, runsInScope)
 		cct.AppendLines(t, tr.Transcript, exchange("P", 1, "step 1: keep the parser API stable while reading parse.go", "reading parse.go now")...)
 		before := e.Store.Stats()
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "next"}))
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "next"}))
 		cost := e.Store.Stats().Sub(before)
-		if n := mustSession(t, e, "P").TurnCount; n != 4 {
+		if n := mustSession(t, e, P).TurnCount; n != 4 {
 			t.Fatalf("turns stored: got %d, want 4 (the prompt's hook ingests the new two)", n)
 		}
 		return cost
@@ -306,19 +306,19 @@ func TestSessionStart_Cost(t *testing.T) {
 		tr := cct.NewTree(t, "P")
 		e := openEngine(t, tr, noPeriodic)
 		cct.AppendLines(t, tr.Transcript, exchange("P", 0, "port the parser", "on it")...)
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "port the parser"}))
-		crowd(t, e, "P", runsInScope) // P's own finished runs: a tenth of them
-		mustHook(t, e, cct.Event(tr, "P", "PreCompact", map[string]any{"trigger": "manual"}))
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "port the parser"}))
+		crowd(t, e, P, runsInScope) // P's own finished runs: a tenth of them
+		mustHook(t, e, cct.Event(tr, P, "PreCompact", map[string]any{"trigger": "manual"}))
 
 		before := e.Store.Stats()
-		block := mustHook(t, e, cct.Event(tr, "P", "SessionStart", map[string]any{"source": "compact"}))
+		block := mustHook(t, e, cct.Event(tr, P, "SessionStart", map[string]any{"source": "compact"}))
 		compact = e.Store.Stats().Sub(before)
 		if !strings.Contains(block, "[Objective Reinforcement]") || strings.Count(block, "[Subagent Result: ") == 0 {
 			t.Fatalf("reinforcement without the finished sub-agents:\n%s", block)
 		}
 
 		before = e.Store.Stats()
-		block = mustHook(t, e, map[string]any{"session_id": "Q", "transcript_path": tr.Transcript, "cwd": "/work/app", "hook_event_name": "SessionStart", "source": "startup"})
+		block = mustHook(t, e, map[string]any{"session_id": Q, "transcript_path": tr.Transcript, "cwd": "/work/app", "hook_event_name": "SessionStart", "source": "startup"})
 		recovery = e.Store.Stats().Sub(before)
 		if !strings.Contains(block, "## Recovered Session Checkpoint") || strings.Count(block, "[Subagent Result: ") == 0 {
 			t.Fatalf("recovery without the finished sub-agents:\n%s", block)

@@ -8,7 +8,10 @@
 //   - Sessions and lineage (hook.go, lineage.go): a harness that calls hooks (Claude Code) names
 //     a sub-agent's top-level session but not which spawn it serves, so a starting sub-agent is
 //     paired with a pending spawn by type and order, provisionally when that is a guess, and
-//     confirmed or corrected when the harness tells (metadata file, the spawn's result).
+//     confirmed or corrected when the harness tells (metadata file, the spawn's result). A
+//     session is recorded when the harness starts it (SessionStart, a prompt); a later event
+//     naming one heirloom never saw records it only when its transcript shows turns (heirloom
+//     started while it ran), so a stray call stores nothing (see admitSession).
 //   - Stream consumption (stream.go): Engine is the adapters.Sink of the streaming harnesses
 //     (OpenCode, OpenClaw), whose events name parents and children outright.
 //   - Transcript ingest (ingest.go): the new part of a transcript is read at each hook, at most

@@ -51,18 +51,18 @@ func TestEvents_SpawnLifecycle(t *testing.T) {
 	defer all.Close()
 	runs := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventRunStarted, engine.EventRunEnded}}, 0)
 	defer runs.Close()
-	child := e.Feed.Subscribe(engine.EventFilter{Session: "S:agent1"}, 0)
+	child := e.Feed.Subscribe(engine.EventFilter{Session: S + ":agent1"}, 0)
 	defer child.Close()
 
-	mustHook(t, e, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
+	mustHook(t, e, cct.Event(tr, S, "SessionStart", map[string]any{"source": "startup"}))
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser."), cct.AssistantLine("a1", "Reading."))
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller", ""))
-	block := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore"))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_1", "Explore", "Find every caller", ""))
+	block := mustHook(t, e, cct.Start(tr, S, "agent1", "Explore"))
 	sub := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-agent1.jsonl")
 	cct.AppendLines(t, sub, cct.UserLine("c1", "Find every caller"), cct.AssistantLine("c2", "Three."))
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three."}))
-	mustHook(t, e, cct.Result(tr, "S", "toolu_1", "agent1", "Three callers."))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three."}))
+	mustHook(t, e, cct.Result(tr, S, "toolu_1", "agent1", "Three callers."))
 
 	got := drain(all)
 	find := func(typ, session string) *engine.Event {
@@ -73,32 +73,32 @@ func TestEvents_SpawnLifecycle(t *testing.T) {
 		}
 		return nil
 	}
-	if ev := find(engine.EventSessionStarted, "S"); ev == nil || ev.Scope != "default" || ev.Data["harness"] != "claude-code" {
+	if ev := find(engine.EventSessionStarted, S); ev == nil || ev.Scope != "default" || ev.Data["harness"] != "claude-code" {
 		t.Errorf("session.started for S: %+v", ev)
 	}
-	if ev := find(engine.EventSessionStarted, "S:agent1"); ev == nil || ev.Data["parent"] != "S" || ev.Data["depth"] != 1 {
+	if ev := find(engine.EventSessionStarted, S+":agent1"); ev == nil || ev.Data["parent"] != S || ev.Data["depth"] != 1 {
 		t.Errorf("session.started for the child: %+v", ev)
 	}
-	if ev := find(engine.EventRunStarted, "S"); ev == nil || ev.Run != "toolu_1" || ev.Data["child"] != "S:agent1" {
+	if ev := find(engine.EventRunStarted, S); ev == nil || ev.Run != "toolu_1" || ev.Data["child"] != S+":agent1" {
 		t.Errorf("run.started: %+v", ev)
 	}
-	if ev := find(engine.EventBlockInjected, "S:agent1"); ev == nil || ev.Data["block"] != inject.InheritedHeading || ev.Data["chars"] != inject.Len(block) || ev.Data["via"] != "subagent_start" {
+	if ev := find(engine.EventBlockInjected, S+":agent1"); ev == nil || ev.Data["block"] != inject.InheritedHeading || ev.Data["chars"] != inject.Len(block) || ev.Data["via"] != "subagent_start" {
 		t.Errorf("block.injected for the child: %+v (the block is %d units)", ev, inject.Len(block))
 	}
-	if ev := find(engine.EventRunEnded, "S"); ev == nil || ev.Run != "toolu_1" || ev.Data["status"] != "completed" {
+	if ev := find(engine.EventRunEnded, S); ev == nil || ev.Run != "toolu_1" || ev.Data["status"] != "completed" {
 		t.Errorf("run.ended: %+v", ev)
 	}
-	if ev := find(engine.EventSessionEnded, "S:agent1"); ev == nil {
+	if ev := find(engine.EventSessionEnded, S+":agent1"); ev == nil {
 		t.Errorf("no session.ended for the child in %v", types(got))
 	}
-	if ev := find(engine.EventCheckpointWritten, "S"); ev == nil || ev.Data["trigger"] != "spawn" {
+	if ev := find(engine.EventCheckpointWritten, S); ev == nil || ev.Data["trigger"] != "spawn" {
 		t.Errorf("checkpoint.written for the spawn checkpoint: %+v", ev)
 	}
 	if got := types(drain(runs)); !slices.Equal(got, []string{engine.EventRunStarted, engine.EventRunEnded}) {
 		t.Errorf("the run-only subscriber saw %v", got)
 	}
 	for _, ev := range drain(child) {
-		if ev.Session != "S:agent1" && ev.Data["child"] != "S:agent1" {
+		if ev.Session != S+":agent1" && ev.Data["child"] != S+":agent1" {
 			t.Errorf("the child's subscriber saw %+v", ev)
 		}
 	}
@@ -113,12 +113,12 @@ func TestEvents_BlockNotDelivered(t *testing.T) {
 	sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventBlockInjected}}, 0)
 	defer sub.Close()
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser."), cct.AssistantLine("a1", "Reading."))
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller", ""))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_1", "Explore", "Find every caller", ""))
 
 	late, cancel := context.WithCancel(t.Context())
 	cancel() // the hook's deadline passed before heirloom answered
-	body, _ := json.Marshal(cct.Start(tr, "S", "agent1", "Explore"))
+	body, _ := json.Marshal(cct.Start(tr, S, "agent1", "Explore"))
 	ev, err := claudecode.Adapter{}.Decode(body)
 	if err != nil {
 		t.Fatal(err)
@@ -126,16 +126,16 @@ func TestEvents_BlockNotDelivered(t *testing.T) {
 	if a, err := e.Hook(late, ev); err == nil || a.Context != "" {
 		t.Fatalf("hook past its deadline: got %+v, %v; want no answer and the context's error", a, err)
 	}
-	waitRun(t, e, "toolu_1", "paired in the background", func(r kv.Run) bool { return r.ChildID == "S:agent1" })
+	waitRun(t, e, "toolu_1", "paired in the background", func(r kv.Run) bool { return r.ChildID == S+":agent1" })
 	if evs := drain(sub); len(evs) != 0 {
 		t.Errorf("block.injected for an answer never delivered: %+v", evs)
 	}
 
 	// In time: reported.
-	if block := mustHook(t, e, cct.Start(tr, "S", "agent1", "Explore")); block == "" {
+	if block := mustHook(t, e, cct.Start(tr, S, "agent1", "Explore")); block == "" {
 		t.Fatal("no inherited block on the repeated SubagentStart")
 	}
-	if evs := drain(sub); len(evs) != 1 || evs[0].Session != "S:agent1" {
+	if evs := drain(sub); len(evs) != 1 || evs[0].Session != S+":agent1" {
 		t.Errorf("block.injected in time: got %+v, want one for S:agent1", evs)
 	}
 }

@@ -33,11 +33,11 @@ func TestFacts_Inherited(t *testing.T) {
 			prompt = fmt.Sprintf("step %d: tidy the CLI flags", i)
 		}
 		cct.AppendLines(t, tr.Transcript, exchange("P", i, prompt, fmt.Sprintf("Done with step %d.", i))...)
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": prompt}))
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": prompt}))
 	}
 	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating."))
-	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Write the SQLite migration"))
-	block := mustHook(t, e, cct.Start(tr, "P", "c1", "general-purpose"))
+	mustHook(t, e, cct.Spawn(tr, P, "toolu_1", "general-purpose", "Write the SQLite migration"))
+	block := mustHook(t, e, cct.Start(tr, P, "c1", "general-purpose"))
 
 	_, constraints, _ := strings.Cut(block, "\n\n### Active constraints\n")
 	constraints, _, _ = strings.Cut(constraints, "\n\n")
@@ -62,14 +62,14 @@ func TestFacts_Inherited(t *testing.T) {
 		t.Errorf("decisions:\n%s\nwant\n%s", decisions, want)
 	}
 
-	facts, err := e.Store.Facts(t.Context(), "default", "P")
+	facts, err := e.Store.Facts(t.Context(), "default", P)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(facts) != 4 {
 		t.Errorf("the parent's ledger: %+v, want 4 facts", facts)
 	}
-	cp, err := e.Store.LatestCheckpoint(t.Context(), "default", "P")
+	cp, err := e.Store.LatestCheckpoint(t.Context(), "default", P)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,13 +107,13 @@ func TestFacts_ReadAtSpawn(t *testing.T) {
 	tr := cct.NewTree(t, "P")
 	e := openEngine(t, tr, nil)
 	cct.AppendLines(t, tr.Transcript, exchange("P", 0, "We'll use Postgres from now on.", "Noted.")...)
-	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "We'll use Postgres from now on."}))
-	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Write the SQLite migration"))
+	mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "We'll use Postgres from now on."}))
+	mustHook(t, e, cct.Spawn(tr, P, "toolu_1", "general-purpose", "Write the SQLite migration"))
 	// Written after the spawn's hook, as Claude Code writes its transcript behind its hooks: read
 	// by SubagentStart itself.
 	cct.AppendLines(t, tr.Transcript, exchange("P", 1, "Change of plan: switch from Postgres to SQLite.", "Switching.")...)
 	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating."))
-	block := mustHook(t, e, cct.Start(tr, "P", "c1", "general-purpose"))
+	block := mustHook(t, e, cct.Start(tr, P, "c1", "general-purpose"))
 	_, decisions, ok := strings.Cut(block, "\n\n### Decisions and changes of plan\n")
 	if !ok {
 		t.Fatalf("no decisions section:\n%s", block)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,13 @@ func mustHook(t testing.TB, e *engine.Engine, fields map[string]any) string {
 	return text
 }
 
+// started sends the SessionStart that begins session sid of tree tr: heirloom records a
+// session the harness started, not one a later event merely names.
+func started(t testing.TB, e *engine.Engine, tr cct.Tree, sid string) {
+	t.Helper()
+	mustHook(t, e, cct.Event(tr, sid, "SessionStart", map[string]any{"source": "startup"}))
+}
+
 func mustSession(t testing.TB, e *engine.Engine, id string) kv.Session {
 	t.Helper()
 	sess, err := e.Store.GetSession(context.Background(), "default", id)
@@ -126,4 +134,22 @@ func checkpointCount(t testing.TB, e *engine.Engine, id string) int {
 		t.Fatal(err)
 	}
 	return len(cps)
+}
+
+// Session ids of the tests' Claude Code sessions, named for the letters the tests call them
+// by. Claude Code names a session by a UUID, and heirloom takes no other session_id from it.
+const (
+	S = "5e550000-0000-4000-8000-000000000001"
+	P = "5e550000-0000-4000-8000-000000000002"
+	R = "5e550000-0000-4000-8000-000000000003"
+	Q = "5e550000-0000-4000-8000-000000000004"
+	C = "5e550000-0000-4000-8000-000000000005"
+	L = "5e550000-0000-4000-8000-000000000006"
+	T = "5e550000-0000-4000-8000-000000000007"
+)
+
+// short names a session by the letter the tests call its top-level session by: R:b for
+// sub-agent b of R.
+func short(id string) string {
+	return strings.NewReplacer(S, "S", P, "P", R, "R", Q, "Q", C, "C", L, "L", T, "T").Replace(id)
 }

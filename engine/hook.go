@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -59,8 +60,8 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 	}
 	unlock := e.locks.lock(lockKey(e.Scope, ev.SessionID))
 	defer unlock()
-	sess, err := e.touchSession(ctx, ev)
-	if err != nil {
+	sess, ok, err := e.admitSession(ctx, h, ev)
+	if err != nil || !ok {
 		return adapters.Answer{}, err
 	}
 	switch ev.Kind {
@@ -133,12 +134,53 @@ func (e *Engine) sessionStart(ctx context.Context, h adapters.Registration, ev a
 	return "", nil
 }
 
+// startsSession reports whether a harness sends an event of kind k when a session starts or
+// resumes, or when its user begins a turn: the events by which heirloom learns of a session.
+// Claude Code calls no http hook at SessionStart, so a prompt is the first call heirloom may get.
+func startsSession(k adapters.Kind) bool {
+	return k == adapters.KindSessionStart || k == adapters.KindPrompt
+}
+
+// admitSession records ev's top-level session as touchSession does and returns it, unless
+// heirloom never saw the session and ev does not start one (a Stop, a spawn, a SubagentStart…):
+// then the session is recorded only when its transcript shows the harness really runs it
+// (heirloom started while it was running, or on a new data dir). A stray call naming a session
+// no harness started stores nothing, and ok is false. A known session costs what touchSession
+// costs: the transcript is looked at only for an unknown one.
+func (e *Engine) admitSession(ctx context.Context, h adapters.Registration, ev adapters.Event) (sess kv.Session, ok bool, err error) {
+	sess, err = e.touchSession(ctx, ev, startsSession(ev.Kind))
+	if !errors.Is(err, errUnseen) {
+		return sess, err == nil, err
+	}
+	if !e.transcriptShows(h, ev.TranscriptPath) {
+		e.Logger.Debug("an event for a session heirloom never saw, and no transcript turns: not recorded",
+			"harness", ev.Harness, "event", ev.Name, "session", ev.SessionID)
+		return kv.Session{}, false, nil
+	}
+	sess, err = e.touchSession(ctx, ev, true)
+	return sess, err == nil, err
+}
+
+// transcriptShows reports whether the transcript at path, under the transcript roots, holds a
+// turn: evidence that the harness runs the session it belongs to. It reads at most
+// Config.HookReadBytes, from the file's end.
+func (e *Engine) transcriptShows(h adapters.Registration, path string) bool {
+	return len(e.recentFromFile(h, kv.Session{Transcript: kv.TranscriptPos{Path: path}}, e.Config.HookReadBytes)) > 0
+}
+
+// errUnseen aborts touchSession for a session not stored when it may not create one.
+var errUnseen = errors.New("session not seen before")
+
 // touchSession records that ev's top-level session exists and is active (or ended), filling in
 // what the event tells about it. The write is synced before the hook is answered. It returns
-// the session as written.
-func (e *Engine) touchSession(ctx context.Context, ev adapters.Event) (kv.Session, error) {
+// the session as written. A session not stored is created only when create is true; otherwise
+// nothing is written and the error wraps errUnseen.
+func (e *Engine) touchSession(ctx context.Context, ev adapters.Event, create bool) (kv.Session, error) {
 	sess, err := e.Store.UpdateSession(ctx, e.Scope, ev.SessionID, func(sess *kv.Session, exists bool) error {
 		if !exists {
+			if !create {
+				return errUnseen
+			}
 			sess.Harness = ev.Harness
 			sess.NativeID = ev.SessionID
 			sess.CreatedAt = ev.At

@@ -41,9 +41,9 @@ func TestUnseenTranscript(t *testing.T) {
 	size := writeBigTranscript(t, tr.Transcript, "P", n)
 	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Handing the last part over."))
 
-	mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": "prompt 999"}))
-	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", "Finish the last part"))
-	block := mustHook(t, e, cct.Start(tr, "P", "a1", "general-purpose"))
+	mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": "prompt 999"}))
+	mustHook(t, e, cct.Spawn(tr, P, "toolu_1", "general-purpose", "Finish the last part"))
+	block := mustHook(t, e, cct.Start(tr, P, "a1", "general-purpose"))
 	if st := e.Stats(); st.HookBytes != 0 || st.CatchUps != 1 {
 		t.Errorf("hooks read %d bytes while the harness waited, catch-ups %d; want 0 and 1", st.HookBytes, st.CatchUps)
 	}
@@ -52,10 +52,10 @@ func TestUnseenTranscript(t *testing.T) {
 	}
 
 	waitFor(t, "the catch-up", func() bool {
-		s, err := e.Store.GetSession(t.Context(), "default", "P")
+		s, err := e.Store.GetSession(t.Context(), "default", P)
 		return err == nil && s.Transcript.Offset >= size
 	})
-	turns, err := e.Store.Turns(t.Context(), "default", "P", 0, 0)
+	turns, err := e.Store.Turns(t.Context(), "default", P, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestUnseenTranscript(t *testing.T) {
 	}
 	// Caught up: the next hook reads its new bytes itself.
 	cct.AppendLines(t, tr.Transcript, exchange("P", n, "one more", "done")...)
-	mustHook(t, e, cct.Event(tr, "P", "Stop", nil))
+	mustHook(t, e, cct.Event(tr, P, "Stop", nil))
 	if st := e.Stats(); st.HookBytes == 0 || st.CatchUps != 1 {
 		t.Errorf("after the catch-up: hook bytes %d, catch-ups %d; want the hook to read, no new catch-up", st.HookBytes, st.CatchUps)
 	}
@@ -89,13 +89,13 @@ func TestCatchUp_LongRecords(t *testing.T) {
 	})
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u0", "first"), cct.UserLine("long", strings.Repeat("l", 4<<10)), cct.UserLine("u1", "second"),
 		cct.UserLine("huge", strings.Repeat("h", 10<<10)), cct.UserLine("u2", "third"))
-	mustHook(t, e, cct.Event(tr, "L", "Stop", nil))
+	mustHook(t, e, cct.Event(tr, L, "Stop", nil))
 	size, _ := os.Stat(tr.Transcript)
 	waitFor(t, "the catch-up", func() bool {
-		s, err := e.Store.GetSession(t.Context(), "default", "L")
+		s, err := e.Store.GetSession(t.Context(), "default", L)
 		return err == nil && s.Transcript.Offset == size.Size()
 	})
-	turns, err := e.Store.Turns(t.Context(), "default", "L", 0, 0)
+	turns, err := e.Store.Turns(t.Context(), "default", L, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,8 @@ func TestHookRead_RecordAtTheCap(t *testing.T) {
 	if err := os.WriteFile(tr.Transcript, []byte(record[:1<<10]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustHook(t, e, cct.Event(tr, "C", "Stop", nil))
+	started(t, e, tr, C)
+	mustHook(t, e, cct.Event(tr, C, "Stop", nil))
 	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +129,8 @@ func TestHookRead_RecordAtTheCap(t *testing.T) {
 	f.WriteString(record[1<<10:])
 	f.Close()
 	waitFor(t, "the record", func() bool {
-		mustHook(t, e, cct.Event(tr, "C", "Stop", nil))
-		turns, err := e.Store.Turns(t.Context(), "default", "C", 0, 0)
+		mustHook(t, e, cct.Event(tr, C, "Stop", nil))
+		turns, err := e.Store.Turns(t.Context(), "default", C, 0, 0)
 		return err == nil && len(turns) == 1 && turns[0].SourceID == "big"
 	})
 }

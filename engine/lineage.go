@@ -64,6 +64,10 @@ func (e *Engine) spawn(ctx context.Context, h adapters.Registration, ev adapters
 // all share one issuer the parent is exact; otherwise the pairing is provisional until the
 // sub-agent's metadata or the spawn's result confirms or corrects it.
 //
+// A SubagentStart naming a top-level session heirloom never saw records the session and the
+// sub-agent only when the session's transcript shows the harness runs it (see admitSession):
+// heirloom started while the session was running. A stray call records nothing.
+//
 // The parent is read once, from one snapshot: its session, its newest turns and its latest
 // checkpoint (kv.View); the turns the reply's transcript read appends are added to that window.
 func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev adapters.Event, note *delivery) (string, error) {
@@ -77,9 +81,9 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 	}
 	unlock := e.locks.lock(lockKey(e.Scope, ev.SessionID))
 	defer unlock()
-	root, err := e.touchSession(ctx, ev)
-	if err != nil {
-		return "", err
+	root, ok, err := e.admitSession(ctx, h, ev)
+	if err != nil || !ok {
+		return "", err // a parent heirloom never saw, and no transcript shows it runs: no rows
 	}
 	id := childID(ev.SessionID, ev.AgentID)
 	note.session = id

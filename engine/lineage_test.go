@@ -13,7 +13,8 @@ import (
 )
 
 // lineage is the pairing state a correction changes: each sub-agent's parent, depth, title and
-// objective, and each run's child, provisional mark and status.
+// objective, and each run's child, provisional mark and status; sessions named by letter (see
+// short).
 type lineage struct {
 	Sessions map[string]string
 	Runs     map[string]string
@@ -27,14 +28,14 @@ func readLineage(t *testing.T, e *engine.Engine) lineage {
 		t.Fatal(err)
 	}
 	for _, s := range sessions {
-		l.Sessions[s.ID] = fmt.Sprintf("parent=%q depth=%d title=%q objective=%q", s.ParentID, s.Depth, s.Title, s.Objective)
+		l.Sessions[short(s.ID)] = fmt.Sprintf("parent=%q depth=%d title=%q objective=%q", short(s.ParentID), s.Depth, s.Title, s.Objective)
 	}
 	runs, err := e.Store.ListRuns(t.Context(), "default", kv.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		l.Runs[r.ID] = fmt.Sprintf("child=%q provisional=%v status=%s", r.ChildID, r.Provisional, r.Status)
+		l.Runs[r.ID] = fmt.Sprintf("child=%q provisional=%v status=%s", short(r.ChildID), r.Provisional, r.Status)
 	}
 	return l
 }
@@ -55,12 +56,12 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 	tr := cct.NewTree(t, "R")
 	e := openEngine(t, tr, quiet)
 	cct.AppendLines(t, tr.Transcript, exchange("R", 0, "Split the work in two.", "Spawning two.")...)
-	mustHook(t, e, cct.Event(tr, "R", "UserPromptSubmit", map[string]any{"prompt": "Split the work in two."}))
-	mustHook(t, e, cct.Spawn(tr, "R", "t1", "general-purpose", "Task one"))
-	mustHook(t, e, cct.Spawn(tr, "R", "t2", "general-purpose", "Task two"))
+	mustHook(t, e, cct.Event(tr, R, "UserPromptSubmit", map[string]any{"prompt": "Split the work in two."}))
+	mustHook(t, e, cct.Spawn(tr, R, "t1", "general-purpose", "Task one"))
+	mustHook(t, e, cct.Spawn(tr, R, "t2", "general-purpose", "Task two"))
 	// Claude Code starts the second spawn's sub-agent first: both pairings are guesses, and wrong.
-	mustHook(t, e, cct.Start(tr, "R", "b", "general-purpose"))
-	mustHook(t, e, cct.Start(tr, "R", "a", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, R, "b", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, R, "a", "general-purpose"))
 	before := readLineage(t, e)
 	if before.Runs["t1"] != `child="R:b" provisional=true status=running` || before.Sessions["R:b"] != `parent="R" depth=1 title="desc t1" objective="Task one"` {
 		t.Fatalf("setup: want b paired with t1 by guess, got\n%v", before)
@@ -76,7 +77,7 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 			}
 			return nil
 		}
-		_, err := hook(t, e, cct.Result(tr, "R", "t2", "b", "done two"))
+		_, err := hook(t, e, cct.Result(tr, R, "t2", "b", "done two"))
 		e.Store.Fault = nil
 		if err == nil {
 			steps = k
@@ -117,16 +118,17 @@ func TestCorrection_AtomicAtEveryStep(t *testing.T) {
 func TestPairing_OneCommit(t *testing.T) {
 	tr := cct.NewTree(t, "R")
 	e := openEngine(t, tr, quiet)
-	mustHook(t, e, cct.Spawn(tr, "R", "t1", "Explore", "Look around"))
-	mustHook(t, e, cct.Spawn(tr, "R", "t2", "Explore", "Look elsewhere"))
+	started(t, e, tr, R)
+	mustHook(t, e, cct.Spawn(tr, R, "t1", "Explore", "Look around"))
+	mustHook(t, e, cct.Spawn(tr, R, "t2", "Explore", "Look elsewhere"))
 	before := e.Store.Stats()
-	mustHook(t, e, cct.Start(tr, "R", "b", "Explore"))
+	mustHook(t, e, cct.Start(tr, R, "b", "Explore"))
 	if got := e.Store.Stats().Sub(before).Commits; got != 2 {
 		t.Errorf("commits for a SubagentStart: got %d, want 2 (activity, pairing)", got)
 	}
-	mustHook(t, e, cct.Start(tr, "R", "a", "Explore"))
+	mustHook(t, e, cct.Start(tr, R, "a", "Explore"))
 	before = e.Store.Stats()
-	mustHook(t, e, cct.Result(tr, "R", "t2", "b", "found it"))
+	mustHook(t, e, cct.Result(tr, R, "t2", "b", "found it"))
 	if got := e.Store.Stats().Sub(before).Commits; got != 2 {
 		t.Errorf("commits for a correcting PostToolUse: got %d, want 2 (activity, correction with the result)", got)
 	}

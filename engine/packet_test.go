@@ -17,10 +17,10 @@ func TestPacket_SubagentStart(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser to Go."), cct.AssistantLine("a1", "Delegating."))
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go."}))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go."}))
 	task := "Port cmd/parse.c to parse.go; keep lexer.go as it is."
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "general-purpose", task))
-	block := mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_1", "general-purpose", task))
+	block := mustHook(t, e, cct.Start(tr, S, "c1", "general-purpose"))
 	for _, want := range []string{
 		"\n\n### Your task\n" + task + "\n(heirloom keeps this as your objective: it is restated to you after a compaction)",
 		"\n\n### Files your task names\n- cmd/parse.c\n- parse.go\n- lexer.go",
@@ -31,12 +31,12 @@ func TestPacket_SubagentStart(t *testing.T) {
 			t.Errorf("child's block lacks %q:\n%s", want, block)
 		}
 	}
-	if again := mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose")); again != block {
+	if again := mustHook(t, e, cct.Start(tr, S, "c1", "general-purpose")); again != block {
 		t.Errorf("repeated SubagentStart: the block changed:\n%s", again)
 	}
 
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_2", "Explore", "Read lexer.go", "c1"))
-	grand := mustHook(t, e, cct.Start(tr, "S", "g1", "Explore"))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_2", "Explore", "Read lexer.go", "c1"))
+	grand := mustHook(t, e, cct.Start(tr, S, "g1", "Explore"))
 	if !strings.Contains(grand, "\n\n### Your task\nRead lexer.go\n") || !strings.Contains(grand, "\n\n### Your depth\ndepth 2 of 3 (spawn.max_depth)") {
 		t.Errorf("grandchild's block:\n%s", grand)
 	}
@@ -90,12 +90,12 @@ func TestPacket_ProvisionalHasNoTask(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, nil)
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Split it."), cct.AssistantLine("a1", "Spawning."))
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Split it."}))
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_mid", "general-purpose", "middle task"))
-	mustHook(t, e, cct.Start(tr, "S", "mid", "general-purpose"))
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_X", "Explore", "task X from root"))
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_Y", "Explore", "task Y from mid", "mid"))
-	block := mustHook(t, e, cct.Start(tr, "S", "agentY", "Explore"))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Split it."}))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_mid", "general-purpose", "middle task"))
+	mustHook(t, e, cct.Start(tr, S, "mid", "general-purpose"))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_X", "Explore", "task X from root"))
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_Y", "Explore", "task Y from mid", "mid"))
+	block := mustHook(t, e, cct.Start(tr, S, "agentY", "Explore"))
 	if r := mustRun(t, e, "toolu_X"); !r.Provisional {
 		t.Fatalf("setup: want a provisional pairing, got %+v", r)
 	}
@@ -105,7 +105,7 @@ func TestPacket_ProvisionalHasNoTask(t *testing.T) {
 	if !strings.Contains(block, "### Your depth\n") {
 		t.Errorf("a guessed pairing's block lacks its depth:\n%s", block)
 	}
-	if again := mustHook(t, e, cct.Start(tr, "S", "agentY", "Explore")); again != block {
+	if again := mustHook(t, e, cct.Start(tr, S, "agentY", "Explore")); again != block {
 		t.Errorf("repeated SubagentStart while still a guess: the block changed:\n%s", again)
 	}
 }

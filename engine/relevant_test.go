@@ -27,12 +27,12 @@ func relevantParent(t *testing.T, configure func(*engine.Engine)) string {
 			reply = "Found it: the ledger watermark goes backwards after a compaction when the segment index is empty."
 		}
 		cct.AppendLines(t, tr.Transcript, exchange("P", i, prompt, reply)...)
-		mustHook(t, e, cct.Event(tr, "P", "UserPromptSubmit", map[string]any{"prompt": prompt}))
+		mustHook(t, e, cct.Event(tr, P, "UserPromptSubmit", map[string]any{"prompt": prompt}))
 	}
 	task := "Write a regression test for the ledger watermark going backwards"
 	cct.AppendLines(t, tr.Transcript, cct.ToolUseLine("P-spawn", "toolu_1", "Delegating: "+task))
-	mustHook(t, e, cct.Spawn(tr, "P", "toolu_1", "general-purpose", task))
-	return mustHook(t, e, cct.Start(tr, "P", "c1", "general-purpose"))
+	mustHook(t, e, cct.Spawn(tr, P, "toolu_1", "general-purpose", task))
+	return mustHook(t, e, cct.Start(tr, P, "c1", "general-purpose"))
 }
 
 // TestRelevant_MidSessionFinding: the finding from the middle of the parent's session, long out

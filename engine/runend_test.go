@@ -17,14 +17,14 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, noPeriodic)
 	cct.AppendLines(t, tr.Transcript, exchange("S", 0, "Port the parser.", "Delegating.")...)
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
 	start := func(tool, agent string) {
 		t.Helper()
-		mustHook(t, e, cct.Spawn(tr, "S", tool, "Explore", "task "+tool, ""))
-		mustHook(t, e, cct.Start(tr, "S", agent, "Explore"))
+		mustHook(t, e, cct.Spawn(tr, S, tool, "Explore", "task "+tool, ""))
+		mustHook(t, e, cct.Start(tr, S, agent, "Explore"))
 	}
 	failure := func(tool string, interrupt bool) map[string]any {
-		return cct.Event(tr, "S", "PostToolUseFailure", map[string]any{"tool_name": "Agent", "tool_use_id": tool,
+		return cct.Event(tr, S, "PostToolUseFailure", map[string]any{"tool_name": "Agent", "tool_use_id": tool,
 			"tool_input": map[string]any{"prompt": "x"}, "error": "stopped", "is_interrupt": interrupt})
 	}
 
@@ -32,11 +32,11 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 	start("toolu_ok", "a1")
 	sub := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-a1.jsonl")
 	cct.AppendLines(t, sub, cct.UserLine("c1", "task"), cct.AssistantLine("c2", "Three."), cct.AssistantLine("c3", "Done."))
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Done."}))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Done."}))
 	if r := mustRun(t, e, "toolu_ok"); r.Status != kv.RunCompleted || r.EndReason != kv.EndCompleted || r.EndedAt.IsZero() {
 		t.Errorf("after SubagentStop: %s / %s", r.Status, r.EndReason)
 	}
-	mustHook(t, e, cct.Result(tr, "S", "toolu_ok", "a1", "Done: three callers."))
+	mustHook(t, e, cct.Result(tr, S, "toolu_ok", "a1", "Done: three callers."))
 	if r := mustRun(t, e, "toolu_ok"); r.EndReason != kv.EndCompleted || r.Turns != 3 || r.Result != "Done: three callers." {
 		t.Errorf("completed run: end reason %q, turns %d, result %q; want completed, 3 (the child's), the tool's", r.EndReason, r.Turns, r.Result)
 	}
@@ -45,9 +45,9 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 	// empty. Its turns are read at the spawn's result.
 	start("toolu_late", "a6")
 	late := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-a6.jsonl")
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a6", "agent_type": "Explore", "agent_transcript_path": late, "last_assistant_message": "Late."}))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "a6", "agent_type": "Explore", "agent_transcript_path": late, "last_assistant_message": "Late."}))
 	cct.AppendLines(t, late, cct.UserLine("l1", "task"), cct.AssistantLine("l2", "Late."))
-	mustHook(t, e, cct.Result(tr, "S", "toolu_late", "a6", "Late."))
+	mustHook(t, e, cct.Result(tr, S, "toolu_late", "a6", "Late."))
 	if r := mustRun(t, e, "toolu_late"); r.Turns != 2 {
 		t.Errorf("run whose transcript came after its SubagentStop: turns %d, want 2", r.Turns)
 	}
@@ -55,8 +55,8 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 	// ... and may finish writing it after the spawn's result: the turns are read a moment later.
 	start("toolu_later", "a7")
 	later := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-a7.jsonl")
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a7", "agent_type": "Explore", "agent_transcript_path": later, "last_assistant_message": "Later."}))
-	mustHook(t, e, cct.Result(tr, "S", "toolu_later", "a7", "Later."))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "a7", "agent_type": "Explore", "agent_transcript_path": later, "last_assistant_message": "Later."}))
+	mustHook(t, e, cct.Result(tr, S, "toolu_later", "a7", "Later."))
 	cct.AppendLines(t, later, cct.UserLine("m1", "task"), cct.AssistantLine("m2", "Later."), cct.AssistantLine("m3", "Done."))
 	waitFor(t, "the turns of a transcript written after the spawn's result", func() bool { return mustRun(t, e, "toolu_later").Turns == 3 })
 
@@ -74,7 +74,7 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 
 	// The harness's step count wins over the stored turns.
 	start("toolu_steps", "a4")
-	mustHook(t, e, cct.Event(tr, "S", "PostToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": "toolu_steps",
+	mustHook(t, e, cct.Event(tr, S, "PostToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": "toolu_steps",
 		"tool_response": map[string]any{"status": "completed", "agentId": "a4", "content": "ok", "totalToolUseCount": 7}}))
 	if r := mustRun(t, e, "toolu_steps"); r.Turns != 7 || r.EndReason != kv.EndCompleted {
 		t.Errorf("run with steps: turns %d, end %q; want 7, completed", r.Turns, r.EndReason)
@@ -82,12 +82,12 @@ func TestEndReasons_ClaudeCode(t *testing.T) {
 
 	// A background launch is no end: the run stays running until its SubagentStop.
 	start("toolu_bg", "a5")
-	mustHook(t, e, cct.Event(tr, "S", "PostToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": "toolu_bg",
+	mustHook(t, e, cct.Event(tr, S, "PostToolUse", map[string]any{"tool_name": "Agent", "tool_use_id": "toolu_bg",
 		"tool_response": map[string]any{"status": "async_launched", "agentId": "a5"}}))
 	if r := mustRun(t, e, "toolu_bg"); r.Status != kv.RunRunning || r.EndReason != "" || !r.EndedAt.IsZero() {
 		t.Errorf("launched run: %s / %q, ended %v; want still running", r.Status, r.EndReason, r.EndedAt)
 	}
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a5", "agent_type": "Explore", "last_assistant_message": "Background work done."}))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "a5", "agent_type": "Explore", "last_assistant_message": "Background work done."}))
 	if r := mustRun(t, e, "toolu_bg"); r.Status != kv.RunCompleted || r.EndReason != kv.EndCompleted || r.Result != "Background work done." {
 		t.Errorf("background run after its SubagentStop: %s / %s, %q", r.Status, r.EndReason, r.Result)
 	}

@@ -196,8 +196,8 @@ func TestSearch_OwnTrafficUnindexed(t *testing.T) {
 	e := openEngine(t, tr, nil)
 	result := `{"type":"user","uuid":"r1","timestamp":"2026-11-01T10:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":[{"type":"text","text":"[heirloom session_search] 1 turn matches \"QZXV\":\n[1] session T · turn 4 · user\n    the **QZXV** codename"}]}]}}`
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "What did the other session call it?"), result, cct.AssistantLine("a1", "It is QZXV."))
-	mustHook(t, e, cct.Event(tr, "S", "Stop", nil))
-	turns, err := e.Store.Turns(t.Context(), "default", "S", 0, 0)
+	mustHook(t, e, cct.Event(tr, S, "Stop", nil))
+	turns, err := e.Store.Turns(t.Context(), "default", S, 0, 0)
 	if err != nil || len(turns) != 3 || !turns[1].Unindexed || turns[0].Unindexed || turns[2].Unindexed {
 		t.Fatalf("stored turns %+v, %v: want three, the tool result unindexed", turns, err)
 	}

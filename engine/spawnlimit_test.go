@@ -52,31 +52,32 @@ func activeChildren(t *testing.T, e *engine.Engine, parent string) int {
 func TestSpawnLimit_Depth(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(1, 0, engine.SpawnEnforce))
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "child task")); a != (adapters.Answer{}) {
+	started(t, e, tr, S)
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t1", "general-purpose", "child task")); a != (adapters.Answer{}) {
 		t.Fatalf("depth 1 spawn: got %+v, want it allowed", a)
 	}
-	mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, S, "c1", "general-purpose"))
 
 	want := "heirloom refused this sub-agent: depth 2 exceeds spawn.max_depth 1"
 	for range 2 { // the second is a repeated hook: the same answer
-		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "Explore", "grandchild task", "c1")); a.Deny != want || a.Context != "" {
+		if a := mustSpawn(t, e, cct.Spawn(tr, S, "t2", "Explore", "grandchild task", "c1")); a.Deny != want || a.Context != "" {
 			t.Fatalf("depth 2 spawn: got %+v, want Deny %q", a, want)
 		}
 	}
 	r := mustRun(t, e, "t2")
 	if r.Status != kv.RunRefused || r.Reason != "depth 2 exceeds spawn.max_depth 1" || r.Depth != 2 ||
-		r.ParentID != "S:c1" || r.RootID != "S" || r.Prompt != "grandchild task" || r.Description != "desc t2" || r.Type != "Explore" {
+		r.ParentID != S+":c1" || r.RootID != S || r.Prompt != "grandchild task" || r.Description != "desc t2" || r.Type != "Explore" {
 		t.Fatalf("refused run: got %+v", r)
 	}
 	if r := mustRun(t, e, "t1"); r.Depth != 1 || r.Reason != "" || r.Status != kv.RunRunning {
 		t.Fatalf("allowed run: got %+v, want depth 1, no reason, running", r)
 	}
 	// A sub-agent of the refused spawn's type starting now is no child of it.
-	mustHook(t, e, cct.Start(tr, "S", "stray", "Explore"))
+	mustHook(t, e, cct.Start(tr, S, "stray", "Explore"))
 	if r := mustRun(t, e, "t2"); r.ChildID != "" || r.Status != kv.RunRefused {
 		t.Fatalf("refused run after a later SubagentStart: got %+v, want it unpaired and refused", r)
 	}
-	if s := mustSession(t, e, "S:stray"); s.ParentID != "S" {
+	if s := mustSession(t, e, S+":stray"); s.ParentID != S {
 		t.Fatalf("stray sub-agent: parent %q, want the top-level session", s.ParentID)
 	}
 }
@@ -87,30 +88,31 @@ func TestSpawnLimit_Depth(t *testing.T) {
 func TestSpawnLimit_Children(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "one")); a.Deny != "" {
+	started(t, e, tr, S)
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t1", "general-purpose", "one")); a.Deny != "" {
 		t.Fatalf("first spawn: got %+v", a)
 	}
 	want := "heirloom refused this sub-agent: parent already has 1 active sub-agents (spawn.max_children 1)"
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "general-purpose", "two")); a.Deny != want {
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t2", "general-purpose", "two")); a.Deny != want {
 		t.Fatalf("second spawn while the first is pending: got %+v, want Deny %q", a, want)
 	}
-	mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t3", "general-purpose", "three")); a.Deny != want {
+	mustHook(t, e, cct.Start(tr, S, "c1", "general-purpose"))
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t3", "general-purpose", "three")); a.Deny != want {
 		t.Fatalf("spawn while the first is running: got %+v, want Deny %q", a, want)
 	}
-	if n := activeChildren(t, e, "S"); n != 1 {
+	if n := activeChildren(t, e, S); n != 1 {
 		t.Fatalf("active children with one running and two refused: got %d, want 1", n)
 	}
-	mustHook(t, e, cct.Result(tr, "S", "t1", "c1", "done"))
-	if n := activeChildren(t, e, "S"); n != 0 {
+	mustHook(t, e, cct.Result(tr, S, "t1", "c1", "done"))
+	if n := activeChildren(t, e, S); n != 0 {
 		t.Fatalf("active children after the result: got %d, want 0", n)
 	}
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t4", "general-purpose", "four")); a.Deny != "" {
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t4", "general-purpose", "four")); a.Deny != "" {
 		t.Fatalf("spawn after the first returned: got %+v, want it allowed", a)
 	}
 	// The limit is the parent's own: a sub-agent's spawn counts against the sub-agent.
-	mustHook(t, e, cct.Start(tr, "S", "c4", "general-purpose"))
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t5", "general-purpose", "five", "c4")); a.Deny != "" {
+	mustHook(t, e, cct.Start(tr, S, "c4", "general-purpose"))
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t5", "general-purpose", "five", "c4")); a.Deny != "" {
 		t.Fatalf("the running sub-agent's first spawn: got %+v, want it allowed", a)
 	}
 	for _, id := range []string{"t2", "t3"} {
@@ -126,33 +128,34 @@ func TestSpawnLimit_Children(t *testing.T) {
 func TestSpawnLimit_Observe(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, 1, engine.SpawnObserve))
+	started(t, e, tr, S)
 	sub := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventSpawnRefused}}, 0)
 	defer sub.Close()
-	mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "one"))
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "general-purpose", "two")); a != (adapters.Answer{}) {
+	mustSpawn(t, e, cct.Spawn(tr, S, "t1", "general-purpose", "one"))
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t2", "general-purpose", "two")); a != (adapters.Answer{}) {
 		t.Fatalf("observe mode: got %+v, want the spawn allowed", a)
 	}
 	r := mustRun(t, e, "t2")
 	if r.Status != kv.RunPending || r.Reason != "parent already has 1 active sub-agents (spawn.max_children 1)" {
 		t.Fatalf("observed run: got %+v, want pending with the reason", r)
 	}
-	if n := activeChildren(t, e, "S"); n != 2 {
+	if n := activeChildren(t, e, S); n != 2 {
 		t.Fatalf("active children: got %d, want 2 (observe never refuses)", n)
 	}
 	evs := drain(sub)
-	if len(evs) != 1 || evs[0].Run != "t2" || evs[0].Session != "S" || evs[0].Data["enforced"] != false ||
+	if len(evs) != 1 || evs[0].Run != "t2" || evs[0].Session != S || evs[0].Data["enforced"] != false ||
 		evs[0].Data["reason"] != r.Reason || evs[0].Data["depth"] != 1 {
 		t.Fatalf("feed: got %+v, want one spawn.refused for t2, enforced false", evs)
 	}
 	// The sub-agent pairs with it like any pending spawn.
-	mustHook(t, e, cct.Start(tr, "S", "c1", "general-purpose"))
-	mustHook(t, e, cct.Start(tr, "S", "c2", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, S, "c1", "general-purpose"))
+	mustHook(t, e, cct.Start(tr, S, "c2", "general-purpose"))
 	if r := mustRun(t, e, "t2"); r.ChildID == "" || r.Status != kv.RunRunning {
 		t.Fatalf("observed run after two starts: got %+v, want it paired", r)
 	}
 
 	e.Config.Spawn.Mode = engine.SpawnEnforce
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t3", "general-purpose", "three")); a.Deny == "" {
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t3", "general-purpose", "three")); a.Deny == "" {
 		t.Fatalf("enforce mode: got %+v, want a refusal", a)
 	}
 	evs = drain(sub)
@@ -165,21 +168,22 @@ func TestSpawnLimit_Observe(t *testing.T) {
 func TestSpawnLimit_NoLimit(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, 0, engine.SpawnEnforce))
+	started(t, e, tr, S)
 	issuer := ""
 	for i := range 6 {
 		id := fmt.Sprintf("t%d", i)
-		if a := mustSpawn(t, e, cct.Spawn(tr, "S", id, "general-purpose", "task "+id, issuer)); a.Deny != "" {
+		if a := mustSpawn(t, e, cct.Spawn(tr, S, id, "general-purpose", "task "+id, issuer)); a.Deny != "" {
 			t.Fatalf("spawn %d: got %+v, want it allowed", i, a)
 		}
 		for j := range 3 { // open siblings that never start
-			if a := mustSpawn(t, e, cct.Spawn(tr, "S", fmt.Sprintf("%s-%d", id, j), "Plan", "p", issuer)); a.Deny != "" {
+			if a := mustSpawn(t, e, cct.Spawn(tr, S, fmt.Sprintf("%s-%d", id, j), "Plan", "p", issuer)); a.Deny != "" {
 				t.Fatalf("sibling %d of spawn %d: got %+v", j, i, a)
 			}
 		}
 		issuer = fmt.Sprintf("c%d", i)
-		mustHook(t, e, cct.Start(tr, "S", issuer, "general-purpose"))
+		mustHook(t, e, cct.Start(tr, S, issuer, "general-purpose"))
 	}
-	if s := mustSession(t, e, "S:c5"); s.Depth != 6 {
+	if s := mustSession(t, e, S+":c5"); s.Depth != 6 {
 		t.Fatalf("deepest sub-agent: depth %d, want 6", s.Depth)
 	}
 	if r := mustRun(t, e, "t5"); r.Depth != 6 || r.Reason != "" {
@@ -190,21 +194,23 @@ func TestSpawnLimit_NoLimit(t *testing.T) {
 // TestSpawnLimit_UnknownParent: a spawn whose parent heirloom does not know fails open on depth:
 // a sub-agent that started before heirloom ran may spawn whatever the depth limit (its depth is
 // unknown: the run records 0), though spawn.max_children, which needs no depth, still counts
-// its runs; and a plugin's check for an unknown session is allowed and records nothing.
+// its runs; and a plugin's check for an unknown session is allowed and records nothing. The
+// top-level session started before heirloom too: its transcript shows it runs.
 func TestSpawnLimit_UnknownParent(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(1, 1, engine.SpawnEnforce))
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t1", "general-purpose", "from a ghost", "ghost")); a.Deny != "" {
+	cct.AppendLines(t, tr.Transcript, exchange("S", 0, "Split the work.", "Handing parts to sub-agents.")...)
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t1", "general-purpose", "from a ghost", "ghost")); a.Deny != "" {
 		t.Fatalf("spawn by an unknown sub-agent: got %+v, want it allowed", a)
 	}
-	if r := mustRun(t, e, "t1"); r.Status != kv.RunPending || r.Depth != 0 || r.ParentID != "S:ghost" {
+	if r := mustRun(t, e, "t1"); r.Status != kv.RunPending || r.Depth != 0 || r.ParentID != S+":ghost" {
 		t.Fatalf("run of an unknown parent: got %+v", r)
 	}
 	want := "heirloom refused this sub-agent: parent already has 1 active sub-agents (spawn.max_children 1)"
-	if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "general-purpose", "again from a ghost", "ghost")); a.Deny != want {
+	if a := mustSpawn(t, e, cct.Spawn(tr, S, "t2", "general-purpose", "again from a ghost", "ghost")); a.Deny != want {
 		t.Fatalf("second spawn by the unknown sub-agent while its first is pending: got %+v, want Deny %q", a, want)
 	}
-	if r := mustRun(t, e, "t2"); r.Status != kv.RunRefused || r.Depth != 0 || r.ParentID != "S:ghost" {
+	if r := mustRun(t, e, "t2"); r.Status != kv.RunRefused || r.Depth != 0 || r.ParentID != S+":ghost" {
 		t.Fatalf("refused run of an unknown parent: got %+v", r)
 	}
 	d, err := e.SpawnCheck(t.Context(), engine.SpawnRequest{Harness: "opencode", Session: "ses_unknown", CallID: "call_1"})
@@ -298,7 +304,7 @@ func TestSpawnLimit_Concurrent(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, limits(0, max, engine.SpawnEnforce))
 	streamSession(t, e, "ses_P", "")
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "fan out"}))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "fan out"}))
 
 	var mu sync.Mutex
 	allowed := map[string]int{}
@@ -320,7 +326,7 @@ func TestSpawnLimit_Concurrent(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			a, err := hookAnswer(t, e, cct.Spawn(tr, "S", fmt.Sprintf("toolu_%d", i), "general-purpose", "part"))
+			a, err := hookAnswer(t, e, cct.Spawn(tr, S, fmt.Sprintf("toolu_%d", i), "general-purpose", "part"))
 			if err != nil {
 				t.Error(err)
 				return
@@ -328,12 +334,12 @@ func TestSpawnLimit_Concurrent(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			if a.Deny == "" {
-				allowed["S"]++
+				allowed[S]++
 			}
 		}()
 	}
 	wg.Wait()
-	for _, parent := range []string{"ses_P", "S"} {
+	for _, parent := range []string{"ses_P", S} {
 		if allowed[parent] != max {
 			t.Errorf("%s: %d of %d racing spawns allowed, want %d", parent, allowed[parent], n, max)
 		}
@@ -442,28 +448,29 @@ func TestSpawnLimit_RefusalNotDelivered(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
 		feed := feedOf(t, e, "t2")
+		started(t, e, tr, S)
 		spawnStarted(t, e, tr, "t1", "a1")
 		late, cancel := context.WithCancel(t.Context())
 		cancel() // the deny is decided after the hook's deadline: Claude Code gets {} and spawns
-		if a, err := e.Hook(late, decode(t, cct.Spawn(tr, "S", "t2", "Explore", "task t2"))); err == nil || a.Deny != "" {
+		if a, err := e.Hook(late, decode(t, cct.Spawn(tr, S, "t2", "Explore", "task t2"))); err == nil || a.Deny != "" {
 			t.Fatalf("hook past its deadline: got %+v, %v; want no answer", a, err)
 		}
 		r := waitRecorded(t, e, "t2", func(r kv.Run) bool { return r.Reason == note })
 		if r.Status != kv.RunPending {
 			t.Fatalf("undelivered refusal: got %+v, want pending", r)
 		}
-		mustHook(t, e, cct.Start(tr, "S", "a2", "Explore"))
-		if r := mustRun(t, e, "t2"); r.Status != kv.RunRunning || r.ChildID != "S:a2" {
+		mustHook(t, e, cct.Start(tr, S, "a2", "Explore"))
+		if r := mustRun(t, e, "t2"); r.Status != kv.RunRunning || r.ChildID != S+":a2" {
 			t.Fatalf("after its SubagentStart: got %+v, want running with S:a2", r)
 		}
-		if n := activeChildren(t, e, "S"); n != 2 {
+		if n := activeChildren(t, e, S); n != 2 {
 			t.Errorf("active children: got %d, want 2 (it counts against spawn.max_children)", n)
 		}
-		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t3", "Explore", "task t3")); a.Deny == "" {
+		if a := mustSpawn(t, e, cct.Spawn(tr, S, "t3", "Explore", "task t3")); a.Deny == "" {
 			t.Errorf("a third spawn while both run: got %+v, want refused", a)
 		}
-		mustHook(t, e, cct.Result(tr, "S", "t2", "a2", "SECOND RESULT"))
-		ended(t, mustRun(t, e, "t2"), "S:a2", "SECOND RESULT")
+		mustHook(t, e, cct.Result(tr, S, "t2", "a2", "SECOND RESULT"))
+		ended(t, mustRun(t, e, "t2"), S+":a2", "SECOND RESULT")
 		if got := feed(); !slices.Equal(got, []string{engine.EventRunStarted, engine.EventRunEnded}) {
 			t.Errorf("feed for t2: %v, want run.started then run.ended", got)
 		}
@@ -475,14 +482,15 @@ func TestSpawnLimit_RefusalNotDelivered(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, limits(0, 1, engine.SpawnEnforce))
 		feed := feedOf(t, e, "t2")
+		started(t, e, tr, S)
 		spawnStarted(t, e, tr, "t1", "a1")
-		if a := mustSpawn(t, e, cct.Spawn(tr, "S", "t2", "Explore", "task t2")); a.Deny == "" {
+		if a := mustSpawn(t, e, cct.Spawn(tr, S, "t2", "Explore", "task t2")); a.Deny == "" {
 			t.Fatalf("second spawn: got %+v, want refused", a)
 		}
-		mustHook(t, e, cct.Start(tr, "S", "a2", "Explore"))
-		mustHook(t, e, cct.Result(tr, "S", "t2", "a2", "SECOND RESULT"))
-		ended(t, mustRun(t, e, "t2"), "S:a2", "SECOND RESULT")
-		if s := mustSession(t, e, "S:a2"); s.ParentID != "S" || s.Objective != "task t2" {
+		mustHook(t, e, cct.Start(tr, S, "a2", "Explore"))
+		mustHook(t, e, cct.Result(tr, S, "t2", "a2", "SECOND RESULT"))
+		ended(t, mustRun(t, e, "t2"), S+":a2", "SECOND RESULT")
+		if s := mustSession(t, e, S+":a2"); s.ParentID != S || s.Objective != "task t2" {
 			t.Errorf("the sub-agent: parent %q, objective %q; want S and its run's task", s.ParentID, s.Objective)
 		}
 		if got := feed(); !slices.Equal(got, []string{engine.EventRunStarted, engine.EventRunEnded}) {

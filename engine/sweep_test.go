@@ -40,8 +40,8 @@ func waitRun(t *testing.T, e *engine.Engine, id, what string, ok func(kv.Run) bo
 // spawnStarted spawns sub-agent agent of session S through tool and starts it.
 func spawnStarted(t *testing.T, e *engine.Engine, tr cct.Tree, tool, agent string) {
 	t.Helper()
-	mustHook(t, e, cct.Spawn(tr, "S", tool, "Explore", "task "+tool, ""))
-	mustHook(t, e, cct.Start(tr, "S", agent, "Explore"))
+	mustHook(t, e, cct.Spawn(tr, S, tool, "Explore", "task "+tool, ""))
+	mustHook(t, e, cct.Start(tr, S, agent, "Explore"))
 }
 
 // TestWatchdog: a run running longer than runs.watchdog_timeout ends as watchdog_timeout, on the
@@ -52,7 +52,7 @@ func TestWatchdog(t *testing.T) {
 	e := openEngine(t, tr, shortRuns(150*time.Millisecond, time.Hour, time.Hour))
 	ended := e.Feed.Subscribe(engine.EventFilter{Types: []string{engine.EventRunEnded}}, 0)
 	defer ended.Close()
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "go"}))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "go"}))
 	spawnStarted(t, e, tr, "toolu_1", "a1")
 
 	r := waitRun(t, e, "toolu_1", "ended by the watchdog", func(r kv.Run) bool { return !r.Open() })
@@ -62,7 +62,7 @@ func TestWatchdog(t *testing.T) {
 	if age := r.EndedAt.Sub(r.StartedAt); age < 150*time.Millisecond || age > 5*time.Second {
 		t.Errorf("ended %s after its start; want just past the 150ms timeout", age)
 	}
-	if c := mustSession(t, e, "S:a1"); c.Status != kv.StatusActive {
+	if c := mustSession(t, e, S+":a1"); c.Status != kv.StatusActive {
 		t.Errorf("the sub-agent's session is %s; heirloom must not end it", c.Status)
 	}
 	if evs := drain(ended); len(evs) != 1 || evs[0].Run != "toolu_1" || evs[0].Data["end_reason"] != kv.EndWatchdogTimeout {
@@ -73,8 +73,8 @@ func TestWatchdog(t *testing.T) {
 	}
 
 	// The sub-agent was only slow: its result arrives and is believed.
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore", "last_assistant_message": "Late but done."}))
-	mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", "Late but done: three callers."))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore", "last_assistant_message": "Late but done."}))
+	mustHook(t, e, cct.Result(tr, S, "toolu_1", "a1", "Late but done: three callers."))
 	r = mustRun(t, e, "toolu_1")
 	if r.Status != kv.RunCompleted || r.EndReason != kv.EndCompleted || r.Result != "Late but done: three callers." || !strings.Contains(r.Reason, "after heirloom's watchdog_timeout") {
 		t.Errorf("late end: status %q, end %q, result %q, reason %q", r.Status, r.EndReason, r.Result, r.Reason)
@@ -88,28 +88,31 @@ func TestGhostSweep(t *testing.T) {
 	t.Run("NeverStarted", func(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, shortRuns(time.Hour, 100*time.Millisecond, time.Hour))
-		mustHook(t, e, cct.Spawn(tr, "S", "toolu_1", "Explore", "a task no sub-agent takes", ""))
+		started(t, e, tr, S)
+		mustHook(t, e, cct.Spawn(tr, S, "toolu_1", "Explore", "a task no sub-agent takes", ""))
 		r := waitRun(t, e, "toolu_1", "swept", func(r kv.Run) bool { return !r.Open() })
 		if r.Status != kv.RunFailed || r.EndReason != kv.EndGhostSweep || !strings.Contains(r.Reason, "no sub-agent started for it within runs.ghost_grace (100ms)") {
 			t.Fatalf("run: status %q, end %q, reason %q", r.Status, r.EndReason, r.Reason)
 		}
-		if n, err := e.Store.ActiveChildren(t.Context(), "default", "S", 0); err != nil || n != 0 {
+		if n, err := e.Store.ActiveChildren(t.Context(), "default", S, 0); err != nil || n != 0 {
 			t.Errorf("S's active children after the sweep: %d, %v; want 0 (spawn.max_children counts open runs)", n, err)
 		}
 	})
 	t.Run("ParentEnded", func(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, shortRuns(time.Hour, 100*time.Millisecond, time.Hour))
+		started(t, e, tr, S)
 		spawnStarted(t, e, tr, "toolu_1", "a1")
-		mustHook(t, e, cct.Event(tr, "S", "SessionEnd", nil))
+		mustHook(t, e, cct.Event(tr, S, "SessionEnd", nil))
 		r := waitRun(t, e, "toolu_1", "swept", func(r kv.Run) bool { return !r.Open() })
-		if r.EndReason != kv.EndGhostSweep || !strings.Contains(r.Reason, "parent session S ended") {
+		if r.EndReason != kv.EndGhostSweep || !strings.Contains(r.Reason, "parent session "+S+" ended") {
 			t.Fatalf("run: status %q, end %q, reason %q", r.Status, r.EndReason, r.Reason)
 		}
 	})
 	t.Run("Live", func(t *testing.T) {
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, shortRuns(time.Hour, 20*time.Millisecond, time.Hour))
+		started(t, e, tr, S)
 		spawnStarted(t, e, tr, "toolu_1", "a1")
 		time.Sleep(150 * time.Millisecond) // many sweeps
 		if err := e.Sweep(t.Context()); err != nil {
@@ -128,7 +131,8 @@ func TestSweep_Restart(t *testing.T) {
 	dir := t.TempDir()
 	tr := cct.NewTree(t, "S")
 	e, closeAll := openEngineAt(t, dir, tr, noPeriodic)
-	mustHook(t, e, cct.Spawn(tr, "S", "toolu_pending", "Plan", "never picked up", ""))
+	started(t, e, tr, S)
+	mustHook(t, e, cct.Spawn(tr, S, "toolu_pending", "Plan", "never picked up", ""))
 	spawnStarted(t, e, tr, "toolu_running", "a1")
 	if err := e.Sweep(t.Context()); err != nil {
 		t.Fatal(err)
@@ -201,7 +205,7 @@ func openEngineAt(t *testing.T, dir string, tr cct.Tree, configure func(*engine.
 func finished(t *testing.T, e *engine.Engine, id, result string, ended time.Time) {
 	t.Helper()
 	_, err := e.Store.UpdateRun(t.Context(), "default", id, func(r *kv.Run, _ bool) error {
-		r.Harness, r.RootID, r.ParentID, r.ChildID = "claude-code", "S", "S", "S:"+id
+		r.Harness, r.RootID, r.ParentID, r.ChildID = "claude-code", S, S, S+":"+id
 		r.Description, r.Prompt, r.Type = "describe "+id, "task of "+id, "Explore"
 		r.Status, r.EndReason, r.Result = kv.RunCompleted, kv.EndCompleted, result
 		r.CreatedAt, r.StartedAt, r.EndedAt = ended.Add(-time.Minute), ended.Add(-time.Minute), ended
@@ -253,8 +257,8 @@ func TestResultRetention(t *testing.T) {
 		t.Errorf("full-result runs after the sweep: %d, %v; want none", len(list), err)
 	}
 	// A stream's resync repeats the run's result: the swept run keeps its condensed form.
-	err := e.Consume(t.Context(), adapters.Event{Harness: "opencode", Kind: adapters.KindSpawnResult, SessionID: "S",
-		Spawn: &adapters.Spawn{ToolUseID: "long", ChildSessionID: "S:long"}, Result: &adapters.Result{Status: "completed", Text: longResult}})
+	err := e.Consume(t.Context(), adapters.Event{Harness: "opencode", Kind: adapters.KindSpawnResult, SessionID: S,
+		Spawn: &adapters.Spawn{ToolUseID: "long", ChildSessionID: S + ":long"}, Result: &adapters.Result{Status: "completed", Text: longResult}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,10 +313,11 @@ func TestCondense_Level2(t *testing.T) {
 		c := &condenser{summary: "Summary: three callers.\nFile paths:\n- a.go"}
 		tr := cct.NewTree(t, "S")
 		e := openEngine(t, tr, limits(c, 300*time.Millisecond))
+		started(t, e, tr, S)
 		spawnStarted(t, e, tr, "toolu_1", "a1")
 		spawnStarted(t, e, tr, "toolu_2", "a2")
-		mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", longResult))
-		mustHook(t, e, cct.Result(tr, "S", "toolu_2", "a2", "short"))
+		mustHook(t, e, cct.Result(tr, S, "toolu_1", "a1", longResult))
+		mustHook(t, e, cct.Result(tr, S, "toolu_2", "a2", "short"))
 		r := waitRun(t, e, "toolu_1", "summarised", func(r kv.Run) bool { return r.Summary != "" })
 		if cast := e.CastRun(r, 0, false); !strings.Contains(cast, "Condensation: Level 2 (LLM summary)\nSummary: three callers.\nFile paths:\n- a.go\n---") {
 			t.Errorf("cast:\n%s", cast)
@@ -336,9 +341,10 @@ func TestCondense_Level2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := cct.NewTree(t, "S")
 			e := openEngine(t, tr, limits(tc.c, 400*time.Millisecond))
+			started(t, e, tr, S)
 			spawnStarted(t, e, tr, "toolu_1", "a1")
 			start := time.Now()
-			mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", longResult))
+			mustHook(t, e, cct.Result(tr, S, "toolu_1", "a1", longResult))
 			waitFor(t, "the condenser asked", func() bool { return tc.c.count() == 1 })
 			if cast := e.CastRun(mustRun(t, e, "toolu_1"), 0, false); !strings.Contains(cast, "Condensation: Level 3 (head/tail)") {
 				t.Errorf("cast while no summary:\n%s", cast)
@@ -415,14 +421,14 @@ func TestReinforcement_CastsResults(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	e := openEngine(t, tr, noPeriodic)
 	cct.AppendLines(t, tr.Transcript, exchange("S", 0, "Port the parser.", "Delegating.")...)
-	mustHook(t, e, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	mustHook(t, e, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
 	spawnStarted(t, e, tr, "toolu_1", "a1")
-	mustHook(t, e, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore", "last_assistant_message": "x"}))
-	mustHook(t, e, cct.Result(tr, "S", "toolu_1", "a1", "CHILD-RESULT-5531: three callers."))
+	mustHook(t, e, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "a1", "agent_type": "Explore", "last_assistant_message": "x"}))
+	mustHook(t, e, cct.Result(tr, S, "toolu_1", "a1", "CHILD-RESULT-5531: three callers."))
 	spawnStarted(t, e, tr, "toolu_2", "a2")
-	mustHook(t, e, cct.Result(tr, "S", "toolu_2", "a2", longResult+longResult+longResult))
-	mustHook(t, e, cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "manual"}))
-	got := mustHook(t, e, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	mustHook(t, e, cct.Result(tr, S, "toolu_2", "a2", longResult+longResult+longResult))
+	mustHook(t, e, cct.Event(tr, S, "PreCompact", map[string]any{"trigger": "manual"}))
+	got := mustHook(t, e, cct.Event(tr, S, "SessionStart", map[string]any{"source": "compact"}))
 	for _, want := range []string{"[Objective Reinforcement]", "[Subagent Result: desc toolu_1]", "CHILD-RESULT-5531", "Condensation: Level 1 (passthrough)",
 		"[Subagent Result: desc toolu_2]", "Condensation: Level 3 (head/tail)", "FIRST-LINE", "LAST-LINE", "heirloom runs show toolu_2 (kept until "} {
 		if !strings.Contains(got, want) {

@@ -88,7 +88,7 @@
 //
 // # Schema and migrations
 //
-// The key m"schema" holds the schema version of the layout above, SchemaVersion (2). Open reads
+// The key m"schema" holds the schema version of the layout above, SchemaVersion (3). Open reads
 // it: a new, empty database is brought up from 0; a store at an older version is upgraded by
 // running migrations[v] (migrate.go) for each version v up to SchemaVersion, each in one synced
 // batch together with the new version number; a store at a newer version is refused with
@@ -96,7 +96,11 @@
 // Adding a record type under prefixes that no stored key uses needs no new version: stores
 // written before it simply hold none of its keys. The checkpoint keys (k, h, j, e) came that
 // way, at version 1. A new index over existing records does need one: version 2 built the v
-// and q entries of every stored run.
+// and q entries of every stored run, version 3 the a, g and w entries.
+//
+// Every released schema version and Pebble format has a store kept in testdata/upgrade, which
+// every later release must open and read back whole (TestUpgrade_Fixtures): a version bump
+// adds its fixture, and the old ones stay (see SchemaVersion).
 //
 // # Durability
 //

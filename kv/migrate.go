@@ -10,6 +10,13 @@ import (
 // SchemaVersion is the version of the key layout and value shapes (doc.go) that this binary
 // reads and writes. Open upgrades older stores to it and refuses newer ones with
 // ErrSchemaTooNew.
+//
+// Upgrades keep history, and a test proves it: testdata/upgrade keeps a store written at every
+// schema version and Pebble format heirloom released (schema<V>-pebble<F>.tar.gz, with the
+// .want of what it held), and TestUpgrade_Fixtures opens every one with the current code. So
+// when SchemaVersion or PebbleFormatMajorVersion changes, write the new release's fixture
+// (HEIRLOOM_WRITE_UPGRADE_FIXTURE=1 go test ./kv -run TestUpgrade_WriteFixture; the test fails
+// until it exists) and keep every old one: never edit, regenerate or delete a released fixture.
 const SchemaVersion = 3
 
 // migration upgrades a store by one schema version. It reads through r (the database, before

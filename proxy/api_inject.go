@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/engine"
 )
 
@@ -71,10 +74,13 @@ func (s *Server) getInject(r *http.Request) (any, error) {
 
 // inject checks req and asks the engine.
 func (s *Server) inject(r *http.Request, req InjectRequest) (any, error) {
-	for name, v := range map[string]string{"harness": req.Harness, "session": req.Session, "parent": req.Parent, "scope": req.Scope, "directory": req.Directory} {
+	for name, v := range map[string]string{"harness": req.Harness, "scope": req.Scope, "directory": req.Directory} {
 		if !utf8.ValidString(v) || bytes.IndexByte([]byte(v), 0) >= 0 {
 			return nil, Errorf(ECodeInvalid, name+": not valid text")
 		}
+	}
+	if err := checkIDs(map[string]string{"session": req.Session, "parent": req.Parent}); err != nil {
+		return nil, err
 	}
 	if req.Session == "" {
 		return nil, Errorf(ECodeInvalid, "session: required")
@@ -137,10 +143,13 @@ func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 			return nil, Errorf(ECodeBadJSON, "body: "+err.Error())
 		}
 	}
-	for name, v := range map[string]string{"call_id": req.CallID, "args.description": req.Args.Description, "args.prompt": req.Args.Prompt, "args.subagent_type": req.Args.SubagentType} {
+	for name, v := range map[string]string{"args.description": req.Args.Description, "args.prompt": req.Args.Prompt, "args.subagent_type": req.Args.SubagentType} {
 		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
 			return nil, Errorf(ECodeInvalid, name+": not valid text")
 		}
+	}
+	if err := checkIDs(map[string]string{"session": p["session"], "parent": p["parent"], "call_id": req.CallID}); err != nil {
+		return nil, err
 	}
 	d, err := s.Engine.SpawnCheck(r.Context(), engine.SpawnRequest{
 		Harness: p["harness"], Scope: p["scope"], Session: p["session"], Parent: p["parent"], CallID: req.CallID,
@@ -154,4 +163,16 @@ func (s *Server) postSpawnCheck(r *http.Request) (any, error) {
 		reply.Message = engine.SpawnRefusal(d.Reason)
 	}
 	return reply, nil
+}
+
+// checkIDs checks the ids a plugin call names (by parameter name) as the hook endpoints check a
+// harness's ids (see adapters.IDProblem): an id no record may have is a 400 naming the
+// parameter, and nothing is stored.
+func checkIDs(ids map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(ids)) {
+		if why := adapters.IDProblem(ids[name]); why != "" {
+			return Errorf(ECodeInvalid, name+": "+why)
+		}
+	}
+	return nil
 }

@@ -206,7 +206,7 @@ func benchIngestAll(b *testing.B, c *http.Client, s *proxy.Server, tr cct.Tree, 
 	}
 }
 
-// benchParent is a top-level session "S" whose transcript, of a given size, is fully ingested
+// benchParent is a top-level session S whose transcript, of a given size, is fully ingested
 // by a Server. A benchmark may append to the transcript as Claude Code would.
 type benchParent struct {
 	s  *proxy.Server
@@ -235,7 +235,7 @@ func openBenchParentWait(b *testing.B, size int, wait time.Duration) *benchParen
 		s.Engine.Config.SpawnRecordWait = wait
 	})
 	c := &http.Client{}
-	benchIngestAll(b, c, s, tr, "S")
+	benchIngestAll(b, c, s, tr, S)
 	f, err := os.OpenFile(tr.Transcript, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -248,7 +248,7 @@ func openBenchParentWait(b *testing.B, size int, wait time.Duration) *benchParen
 // recorded on the session: its latest finished run is lastRun ("" for none yet).
 func (p *benchParent) settle(b *testing.B, lastRun string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		c, err := p.s.Engine.Store.LatestCheckpoint(b.Context(), "default", "S")
+		c, err := p.s.Engine.Store.LatestCheckpoint(b.Context(), "default", S)
 		if err != nil {
 			continue
 		}
@@ -256,7 +256,7 @@ func (p *benchParent) settle(b *testing.B, lastRun string) {
 		if f := c.Digest.FinishedRuns; len(f) > 0 {
 			got = f[len(f)-1].RunID
 		}
-		sess, err := p.s.Engine.Store.GetSession(b.Context(), "default", "S")
+		sess, err := p.s.Engine.Store.GetSession(b.Context(), "default", S)
 		if got == lastRun && err == nil && sess.LastCheckpointAt.Equal(c.CreatedAt) {
 			return
 		}
@@ -302,7 +302,7 @@ func benchSubagentStarts(b *testing.B, p *benchParent, settle bool) {
 			p.write(b, p.g.record("attachment", map[string]any{"toolUseID": toolID, "attachment": map[string]any{
 				"type": "hook_success", "hookName": "PreToolUse:Agent", "hookEvent": "PreToolUse", "toolUseID": toolID, "content": ""}}))
 		}
-		benchPost(b, p.c, p.s, benchJSON(b, cct.Spawn(p.tr, "S", toolID, "Explore", task, "")))
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Spawn(p.tr, S, toolID, "Explore", task, "")))
 		if settle {
 			// Claude Code starts the sub-agent some milliseconds after the spawn's hook: by then
 			// the parent's spawn checkpoint, written in the background, is usually stored.
@@ -312,7 +312,7 @@ func benchSubagentStarts(b *testing.B, p *benchParent, settle bool) {
 			}
 			p.settle(b, lastRun)
 		}
-		body := benchJSON(b, cct.Start(p.tr, "S", agentID, "Explore"))
+		body := benchJSON(b, cct.Start(p.tr, S, agentID, "Explore"))
 		b.StartTimer()
 
 		t0 := time.Now()
@@ -324,9 +324,9 @@ func benchSubagentStarts(b *testing.B, p *benchParent, settle bool) {
 		if !bytes.Contains(reply, []byte("Inherited from Parent Session")) {
 			b.Fatalf("SubagentStart %d: no inherited block in the reply %q", i, reply)
 		}
-		benchPost(b, p.c, p.s, benchJSON(b, cct.Event(p.tr, "S", "SubagentStop", map[string]any{
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Event(p.tr, S, "SubagentStop", map[string]any{
 			"agent_id": agentID, "agent_type": "Explore", "last_assistant_message": "Three callers."})))
-		benchPost(b, p.c, p.s, benchJSON(b, cct.Result(p.tr, "S", toolID, agentID, "Three callers: a.go, b.go, c.go.")))
+		benchPost(b, p.c, p.s, benchJSON(b, cct.Result(p.tr, S, toolID, agentID, "Three callers: a.go, b.go, c.go.")))
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(replyBytes)/float64(len(lat)), "reply-B/op")
@@ -425,11 +425,11 @@ func BenchmarkUnseenTranscript(b *testing.B) {
 		name string
 		body []byte
 	}{
-		{"SessionStart", benchJSON(b, cct.Event(tr, "U", "SessionStart", map[string]any{"source": "resume"}))},
-		{"UserPromptSubmit", benchJSON(b, cct.Event(tr, "U", "UserPromptSubmit", map[string]any{"prompt": "next step"}))},
-		{"PreToolUse", benchJSON(b, cct.Spawn(tr, "U", "toolu_unseen", "Explore", "Find every caller", ""))},
-		{"SubagentStart", benchJSON(b, cct.Start(tr, "U", "a1", "Explore"))},
-		{"Stop", benchJSON(b, cct.Event(tr, "U", "Stop", nil))},
+		{"SessionStart", benchJSON(b, cct.Event(tr, U, "SessionStart", map[string]any{"source": "resume"}))},
+		{"UserPromptSubmit", benchJSON(b, cct.Event(tr, U, "UserPromptSubmit", map[string]any{"prompt": "next step"}))},
+		{"PreToolUse", benchJSON(b, cct.Spawn(tr, U, "toolu_unseen", "Explore", "Find every caller", ""))},
+		{"SubagentStart", benchJSON(b, cct.Start(tr, U, "a1", "Explore"))},
+		{"Stop", benchJSON(b, cct.Event(tr, U, "Stop", nil))},
 	}
 	worst := make([]time.Duration, len(hooks))
 	var slowest time.Duration
@@ -452,7 +452,7 @@ func BenchmarkUnseenTranscript(b *testing.B) {
 		}
 		b.StopTimer()
 		for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			sess, err := s.Engine.Store.GetSession(b.Context(), "default", "U")
+			sess, err := s.Engine.Store.GetSession(b.Context(), "default", U)
 			if err == nil && sess.Transcript.Offset == fi.Size() {
 				break
 			}
@@ -477,7 +477,7 @@ func BenchmarkPromptIngest(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run("transcript="+size.name, func(b *testing.B) {
 			p := openBenchParent(b, size.bytes)
-			before, err := p.s.Engine.Store.GetSession(b.Context(), "default", "S")
+			before, err := p.s.Engine.Store.GetSession(b.Context(), "default", S)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -486,14 +486,14 @@ func BenchmarkPromptIngest(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				p.write(b, p.g.prompt())
-				body := benchJSON(b, cct.Event(p.tr, "S", "UserPromptSubmit", map[string]any{"prompt": "next step"}))
+				body := benchJSON(b, cct.Event(p.tr, S, "UserPromptSubmit", map[string]any{"prompt": "next step"}))
 				b.StartTimer()
 
 				t0 := time.Now()
 				benchPost(b, p.c, p.s, body)
 				lat = append(lat, time.Since(t0))
 			}
-			after, err := p.s.Engine.Store.GetSession(b.Context(), "default", "S")
+			after, err := p.s.Engine.Store.GetSession(b.Context(), "default", S)
 			if err != nil {
 				b.Fatal(err)
 			}

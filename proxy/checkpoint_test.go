@@ -81,19 +81,19 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 	}
 	s, closeS := openAt(t, dir, configure)
 	for i := 1; i <= 9; i++ {
-		prompt(t, s, tr, "S", i, fmt.Sprintf("Step %d of the port. Never touch vendor/.", i))
+		prompt(t, s, tr, S, i, fmt.Sprintf("Step %d of the port. Never touch vendor/.", i))
 	}
-	if got := mustSession(t, s, "S"); got.Prompts != 9 {
+	if got := mustSession(t, s, S); got.Prompts != 9 {
 		t.Fatalf("prompts after 9: got %d", got.Prompts)
 	}
 	closeS() // heirloom restarts between prompt 9 and prompt 10
 
 	s2, _ := openAt(t, dir, configure)
-	if cps := checkpoints(t, s2, "default", "S"); len(cps) != 0 {
+	if cps := checkpoints(t, s2, "default", S); len(cps) != 0 {
 		t.Fatalf("checkpoints before prompt 10: got %d, want 0", len(cps))
 	}
-	prompt(t, s2, tr, "S", 10, "Step 10 of the port.")
-	cps := waitCheckpoints(t, s2, "S", 1)
+	prompt(t, s2, tr, S, 10, "Step 10 of the port.")
+	cps := waitCheckpoints(t, s2, S, 1)
 	if len(cps) != 1 || cps[0].Trigger != kv.TriggerPeriodic || cps[0].Prompts != 10 {
 		t.Fatalf("checkpoints after prompt 10: got %+v", cps)
 	}
@@ -102,23 +102,23 @@ func TestPeriodicCheckpointSurvivesRestart(t *testing.T) {
 		t.Fatalf("digest: got %+v", d)
 	}
 	// The session records the checkpoint just after it is stored.
-	sess := mustSession(t, s2, "S")
+	sess := mustSession(t, s2, S)
 	for deadline := time.Now().Add(5 * time.Second); sess.LastCheckpointPrompts != 10 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
-		sess = mustSession(t, s2, "S")
+		sess = mustSession(t, s2, S)
 	}
 	if sess.LastCheckpointPrompts != 10 || sess.LastCheckpointAt.IsZero() {
 		t.Fatalf("session after the checkpoint: got %+v", sess)
 	}
 	// The next periodic one is due 10 prompts later, or after 15 minutes of activity.
-	prompt(t, s2, tr, "S", 11, "Step 11.")
+	prompt(t, s2, tr, S, 11, "Step 11.")
 	time.Sleep(50 * time.Millisecond)
-	if cps := checkpoints(t, s2, "default", "S"); len(cps) != 1 {
+	if cps := checkpoints(t, s2, "default", S); len(cps) != 1 {
 		t.Fatalf("checkpoints after prompt 11: got %d, want 1", len(cps))
 	}
 	clk.Add(15 * time.Minute)
-	prompt(t, s2, tr, "S", 12, "Step 12.")
-	if cps := waitCheckpoints(t, s2, "S", 2); len(cps) != 2 || cps[0].Prompts != 12 {
+	prompt(t, s2, tr, S, 12, "Step 12.")
+	if cps := waitCheckpoints(t, s2, S, 2); len(cps) != 2 || cps[0].Prompts != 12 {
 		t.Fatalf("checkpoints after 15 minutes: got %+v", cps)
 	}
 }
@@ -127,12 +127,12 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	clk := newClock()
 	s := MustOpenServer(t, func(s *proxy.Server) { s.Engine.Config.TranscriptRoots, s.Engine.Now = []string{tr.Root}, clk.Now })
-	hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
-	prompt(t, s, tr, "S", 1, "Port the parser to Go. OBJ-4242. Never touch vendor/.")
-	prompt(t, s, tr, "S", 2, "Now the lexer.")
+	hook(t, s, cct.Event(tr, S, "SessionStart", map[string]any{"source": "startup"}))
+	prompt(t, s, tr, S, 1, "Port the parser to Go. OBJ-4242. Never touch vendor/.")
+	prompt(t, s, tr, S, 2, "Now the lexer.")
 
-	hook(t, s, cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep the lexer plan"}))
-	cps := checkpoints(t, s, "default", "S")
+	hook(t, s, cct.Event(tr, S, "PreCompact", map[string]any{"trigger": "manual", "custom_instructions": "keep the lexer plan"}))
+	cps := checkpoints(t, s, "default", S)
 	if len(cps) != 1 || cps[0].Trigger != kv.TriggerPreCompaction || cps[0].Epoch != 0 {
 		t.Fatalf("pre-compaction checkpoint: got %+v", cps)
 	}
@@ -141,7 +141,7 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 	}
 
 	clk.Add(time.Minute)
-	got := hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	got := hook(t, s, cct.Event(tr, S, "SessionStart", map[string]any{"source": "compact"}))
 	for _, want := range []string{"[Objective Reinforcement]", "OBJ-4242", "Checkpoint taken before the compaction:", "Never touch vendor/"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reinforcement lacks %q:\n%s", want, got)
@@ -150,33 +150,33 @@ func TestReinforcementOncePerEpoch(t *testing.T) {
 	if len(got) > s.Engine.Config.MaxContextChars {
 		t.Errorf("reinforcement is %d chars, over %d", len(got), s.Engine.Config.MaxContextChars)
 	}
-	if sess := mustSession(t, s, "S"); sess.Compactions != 1 || sess.ReinforcedEpoch != 1 {
+	if sess := mustSession(t, s, S); sess.Compactions != 1 || sess.ReinforcedEpoch != 1 {
 		t.Fatalf("after the first compaction: compactions %d reinforced %d", sess.Compactions, sess.ReinforcedEpoch)
 	}
 	// SessionStart fires again in the same epoch: nothing more.
-	if again := hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"})); again != "" {
+	if again := hook(t, s, cct.Event(tr, S, "SessionStart", map[string]any{"source": "compact"})); again != "" {
 		t.Fatalf("second SessionStart in one epoch: got %q, want nothing", again)
 	}
 	// Resuming the compacted session: the reinforcement already holds its latest checkpoint,
 	// so it is not recovered a second time.
-	if resumed := hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "resume"})); strings.Contains(resumed, "## Recovered Session Checkpoint") {
+	if resumed := hook(t, s, cct.Event(tr, S, "SessionStart", map[string]any{"source": "resume"})); strings.Contains(resumed, "## Recovered Session Checkpoint") {
 		t.Fatalf("resume after a reinforced compaction: got %q, want no recovered block", resumed)
 	}
 
 	// A second compaction, later: a second reinforcement.
 	clk.Add(time.Hour)
-	prompt(t, s, tr, "S", 3, "Then the emitter.")
-	hook(t, s, cct.Event(tr, "S", "PreCompact", map[string]any{"trigger": "auto"}))
+	prompt(t, s, tr, S, 3, "Then the emitter.")
+	hook(t, s, cct.Event(tr, S, "PreCompact", map[string]any{"trigger": "auto"}))
 	clk.Add(time.Minute)
-	got = hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "compact"}))
+	got = hook(t, s, cct.Event(tr, S, "SessionStart", map[string]any{"source": "compact"}))
 	if !strings.Contains(got, "[Objective Reinforcement]") || !strings.Contains(got, "OBJ-4242") {
 		t.Fatalf("second epoch: got %q", got)
 	}
-	if sess := mustSession(t, s, "S"); sess.Compactions != 2 || sess.ReinforcedEpoch != 2 {
+	if sess := mustSession(t, s, S); sess.Compactions != 2 || sess.ReinforcedEpoch != 2 {
 		t.Fatalf("after the second compaction: compactions %d reinforced %d", sess.Compactions, sess.ReinforcedEpoch)
 	}
 	var pre []kv.Checkpoint
-	for _, c := range checkpoints(t, s, "default", "S") { // an hour passed: a periodic one too
+	for _, c := range checkpoints(t, s, "default", S) { // an hour passed: a periodic one too
 		if c.Trigger == kv.TriggerPreCompaction {
 			pre = append(pre, c)
 		}
@@ -203,44 +203,44 @@ func TestRecoveredAtSessionStart(t *testing.T) {
 		return hook(t, s, map[string]any{"session_id": sid, "cwd": cwd, "hook_event_name": "SessionStart", "source": source})
 	}
 
-	start("A", "startup", real)
+	start(A, "startup", real)
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("a-u1", "Migrate the config loader. REC-9911."), cct.AssistantLine("a-a1", "Loader migrated halfway."))
-	hook(t, s, map[string]any{"session_id": "A", "transcript_path": tr.Transcript, "cwd": real, "hook_event_name": "UserPromptSubmit", "prompt": "Migrate the config loader. REC-9911."})
-	if code, body, _ := do(t, "POST", s.URL()+"/api/sessions/A/checkpoints", `{"decisions":["use koanf"]}`, nil); code != 200 {
+	hook(t, s, map[string]any{"session_id": A, "transcript_path": tr.Transcript, "cwd": real, "hook_event_name": "UserPromptSubmit", "prompt": "Migrate the config loader. REC-9911."})
+	if code, body, _ := do(t, "POST", s.URL()+"/api/sessions/"+A+"/checkpoints", `{"decisions":["use koanf"]}`, nil); code != 200 {
 		t.Fatalf("checkpoint A: %d %v", code, body)
 	}
 
 	// Nothing for the session itself at startup; resume gives its own checkpoint.
-	if got := start("A", "startup", real); got != "" {
+	if got := start(A, "startup", real); got != "" {
 		t.Errorf("A's own startup: got %q, want nothing", got)
 	}
-	if got := start("A", "resume", real); !strings.Contains(got, "## Recovered Session Checkpoint") || !strings.Contains(got, "From: this session") || !strings.Contains(got, "use koanf") {
+	if got := start(A, "resume", real); !strings.Contains(got, "## Recovered Session Checkpoint") || !strings.Contains(got, "From: this session") || !strings.Contains(got, "use koanf") {
 		t.Errorf("A resumed: got %q", got)
 	}
 
 	// Another session in the same project, reached through a symlink, recovers A's.
 	clk.Add(4*time.Hour - time.Minute)
-	got := start("B", "startup", link)
+	got := start("5e550000-0000-4000-8000-0000000000e1", "startup", link)
 	for _, want := range []string{"## Recovered Session Checkpoint", "another session of this project", "REC-9911", "use koanf"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("B's recovered block lacks %q:\n%s", want, got)
 		}
 	}
-	if got := start("C", "clear", real); !strings.Contains(got, "REC-9911") {
+	if got := start("5e550000-0000-4000-8000-0000000000e2", "clear", real); !strings.Contains(got, "REC-9911") {
 		t.Errorf("C after clear: got %q", got)
 	}
 	// Resume of a session without checkpoints: nothing, not another session's.
-	if got := start("D", "resume", real); got != "" {
+	if got := start("5e550000-0000-4000-8000-0000000000e3", "resume", real); got != "" {
 		t.Errorf("D resumed: got %q, want nothing", got)
 	}
 	// Past the window, nothing.
 	clk.Add(2 * time.Minute)
-	if got := start("E", "startup", real); got != "" {
+	if got := start("5e550000-0000-4000-8000-0000000000e4", "startup", real); got != "" {
 		t.Errorf("E past the window: got %q, want nothing", got)
 	}
 	// Another project: nothing.
 	clk.Add(-2 * time.Minute)
-	if got := start("F", "startup", base); got != "" {
+	if got := start("5e550000-0000-4000-8000-0000000000e5", "startup", base); got != "" {
 		t.Errorf("F in another project: got %q, want nothing", got)
 	}
 }
@@ -253,7 +253,7 @@ func TestRecoveredScopeIsolation(t *testing.T) {
 		Trigger: kv.TriggerPeriodic, Digest: kv.Digest{Objective: "SECRET-SCOPE objective"}, CreatedAt: s.Engine.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	got := hook(t, s, map[string]any{"session_id": "Y", "cwd": "/p", "hook_event_name": "SessionStart", "source": "startup"})
+	got := hook(t, s, map[string]any{"session_id": Y, "cwd": "/p", "hook_event_name": "SessionStart", "source": "startup"})
 	if got != "" {
 		t.Fatalf("another scope's checkpoint recovered: %q", got)
 	}
@@ -267,22 +267,22 @@ func TestRecoveredScopeIsolation(t *testing.T) {
 func TestCheckpointAPI(t *testing.T) {
 	tr := cct.NewTree(t, "S")
 	s := openEngine(t, tr)
-	prompt(t, s, tr, "S", 1, "Write the release notes.")
+	prompt(t, s, tr, S, 1, "Write the release notes.")
 
-	code, body, _ := do(t, "POST", s.URL()+"/api/sessions/S/checkpoints",
+	code, body, _ := do(t, "POST", s.URL()+"/api/sessions/"+S+"/checkpoints",
 		`{"decisions":["ship on Friday"],"constraints":["keep the API stable"],"objective":"Release v2 notes. API-77."}`, nil)
-	if code != 200 || body["trigger"] != "agent" || body["session"] != "S" || !strings.Contains(fmt.Sprint(body["digest"]), "ship on Friday") {
+	if code != 200 || body["trigger"] != "agent" || body["session"] != S || !strings.Contains(fmt.Sprint(body["digest"]), "ship on Friday") {
 		t.Fatalf("agent checkpoint: %d %v", code, body)
 	}
-	sess := mustSession(t, s, "S")
+	sess := mustSession(t, s, S)
 	if sess.Objective != "Release v2 notes. API-77." || len(sess.Decisions) != 1 || len(sess.Constraints) != 1 {
 		t.Fatalf("session: got objective %q decisions %v constraints %v", sess.Objective, sess.Decisions, sess.Constraints)
 	}
-	code, body, _ = do(t, "POST", s.URL()+"/api/sessions/S/checkpoints?trigger=explicit", "", nil)
+	code, body, _ = do(t, "POST", s.URL()+"/api/sessions/"+S+"/checkpoints?trigger=explicit", "", nil)
 	if code != 200 || body["trigger"] != "explicit" || !strings.Contains(fmt.Sprint(body["digest"]), "keep the API stable") {
 		t.Fatalf("explicit checkpoint: %d %v", code, body)
 	}
-	if cps := checkpoints(t, s, "default", "S"); len(cps) != 2 {
+	if cps := checkpoints(t, s, "default", S); len(cps) != 2 {
 		t.Fatalf("checkpoints: got %d, want 2", len(cps))
 	}
 	for _, c := range []struct {
@@ -290,14 +290,14 @@ func TestCheckpointAPI(t *testing.T) {
 		want       int
 	}{
 		{"/api/sessions/nope/checkpoints", "", 404},
-		{"/api/sessions/S/checkpoints?trigger=periodic", "", 400},
-		{"/api/sessions/S/checkpoints", `{"bogus":1}`, 400},
+		{"/api/sessions/" + S + "/checkpoints?trigger=periodic", "", 400},
+		{"/api/sessions/" + S + "/checkpoints", `{"bogus":1}`, 400},
 	} {
 		if code, _, _ := do(t, "POST", s.URL()+c.path, c.body, nil); code != c.want {
 			t.Errorf("POST %s %s: got %d, want %d", c.path, c.body, code, c.want)
 		}
 	}
-	if code, _, _ := do(t, "GET", s.URL()+"/api/sessions/S/checkpoints", "", nil); code != 405 {
+	if code, _, _ := do(t, "GET", s.URL()+"/api/sessions/"+S+"/checkpoints", "", nil); code != 405 {
 		t.Errorf("GET: got %d, want 405", code)
 	}
 }
@@ -358,7 +358,7 @@ func TestCheckpointsPruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		if _, err := store.PutCheckpoint(t.Context(), kv.Checkpoint{Scope: "default", SessionID: "S", Trigger: kv.TriggerPeriodic,
+		if _, err := store.PutCheckpoint(t.Context(), kv.Checkpoint{Scope: "default", SessionID: S, Trigger: kv.TriggerPeriodic,
 			Digest: kv.Digest{Objective: "x"}, CreatedAt: clk.Now().Add(time.Duration(i) * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
@@ -369,10 +369,10 @@ func TestCheckpointsPruned(t *testing.T) {
 	clk.Add(30 * 24 * time.Hour) // all of them past the retention
 	s, _ := openAt(t, dir, func(s *proxy.Server) { s.Engine.Now = clk.Now })
 	deadline := time.Now().Add(5 * time.Second)
-	for len(checkpoints(t, s, "default", "S")) != 3 && time.Now().Before(deadline) {
+	for len(checkpoints(t, s, "default", S)) != 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if cps := checkpoints(t, s, "default", "S"); len(cps) != 3 || !cps[2].CreatedAt.Equal(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)) {
+	if cps := checkpoints(t, s, "default", S); len(cps) != 3 || !cps[2].CreatedAt.Equal(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("after pruning at open: got %d checkpoints, want the newest 3", len(cps))
 	}
 }

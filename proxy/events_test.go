@@ -132,15 +132,15 @@ func openFeedServer(t *testing.T, tr cct.Tree, feed proxy.FeedOptions) *proxy.Se
 // spawnLifecycle drives one sub-agent's life through Claude Code's hooks, as the engine's own
 // TestEvents_SpawnLifecycle does: session S spawns run toolu_1, served by S:agent1.
 func spawnLifecycle(t *testing.T, s *proxy.Server, tr cct.Tree) {
-	hook(t, s, cct.Event(tr, "S", "SessionStart", map[string]any{"source": "startup"}))
+	hook(t, s, cct.Event(tr, S, "SessionStart", map[string]any{"source": "startup"}))
 	cct.AppendLines(t, tr.Transcript, cct.UserLine("u1", "Port the parser."), cct.AssistantLine("a1", "Reading."))
-	hook(t, s, cct.Event(tr, "S", "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
-	hook(t, s, cct.Spawn(tr, "S", "toolu_1", "Explore", "Find every caller", ""))
-	hook(t, s, cct.Start(tr, "S", "agent1", "Explore"))
+	hook(t, s, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "Port the parser."}))
+	hook(t, s, cct.Spawn(tr, S, "toolu_1", "Explore", "Find every caller", ""))
+	hook(t, s, cct.Start(tr, S, "agent1", "Explore"))
 	sub := filepath.Join(filepath.Dir(tr.Transcript), "S", "subagents", "agent-agent1.jsonl")
 	cct.AppendLines(t, sub, cct.UserLine("c1", "Find every caller"), cct.AssistantLine("c2", "Three."))
-	hook(t, s, cct.Event(tr, "S", "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three."}))
-	hook(t, s, cct.Result(tr, "S", "toolu_1", "agent1", "Three callers."))
+	hook(t, s, cct.Event(tr, S, "SubagentStop", map[string]any{"agent_id": "agent1", "agent_type": "Explore", "agent_transcript_path": sub, "last_assistant_message": "Three."}))
+	hook(t, s, cct.Result(tr, S, "toolu_1", "agent1", "Three callers."))
 }
 
 // TestEvents_Filters: real WebSocket clients on loopback follow a sub-agent's life through
@@ -152,13 +152,13 @@ func TestEvents_Filters(t *testing.T) {
 	s := openFeedServer(t, tr, proxy.FeedOptions{})
 	all := dialFeed(t, s, "", nil)
 	runs := dialFeed(t, s, "type=run.started&type=run.ended,+spawn.refused", nil)
-	child := dialFeed(t, s, "session=S:agent1", nil)
+	child := dialFeed(t, s, "session="+S+":agent1", nil)
 	other := dialFeed(t, s, "scope=elsewhere", nil)
 	waitFor(t, "four subscribers", func() bool { return s.Engine.Feed.Stats().Subscribers == 4 })
 
 	spawnLifecycle(t, s, tr)
 
-	got := readEvents(t, all, is(engine.EventRunEnded, "S"))
+	got := readEvents(t, all, is(engine.EventRunEnded, S))
 	find := func(typ, session string) *engine.Event {
 		for i := range got {
 			if got[i].Type == typ && got[i].Session == session {
@@ -167,44 +167,44 @@ func TestEvents_Filters(t *testing.T) {
 		}
 		return nil
 	}
-	if ev := find(engine.EventSessionStarted, "S"); ev == nil || ev.Scope != "default" || ev.Data["harness"] != "claude-code" || ev.Time.IsZero() {
+	if ev := find(engine.EventSessionStarted, S); ev == nil || ev.Scope != "default" || ev.Data["harness"] != "claude-code" || ev.Time.IsZero() {
 		t.Errorf("session.started for S: %+v", ev)
 	}
-	if ev := find(engine.EventRunStarted, "S"); ev == nil || ev.Run != "toolu_1" || ev.Data["child"] != "S:agent1" {
+	if ev := find(engine.EventRunStarted, S); ev == nil || ev.Run != "toolu_1" || ev.Data["child"] != S+":agent1" {
 		t.Errorf("run.started: %+v", ev)
 	}
-	if ev := find(engine.EventBlockInjected, "S:agent1"); ev == nil || ev.Data["block"] != inject.InheritedHeading || ev.Data["chars"].(float64) <= 0 || ev.Data["via"] != "subagent_start" {
+	if ev := find(engine.EventBlockInjected, S+":agent1"); ev == nil || ev.Data["block"] != inject.InheritedHeading || ev.Data["chars"].(float64) <= 0 || ev.Data["via"] != "subagent_start" {
 		t.Errorf("block.injected for the child: %+v", ev)
 	}
-	if ev := find(engine.EventRunEnded, "S"); ev == nil || ev.Run != "toolu_1" || ev.Data["status"] != "completed" {
+	if ev := find(engine.EventRunEnded, S); ev == nil || ev.Run != "toolu_1" || ev.Data["status"] != "completed" {
 		t.Errorf("run.ended: %+v", ev)
 	}
 
-	gotRuns := readEvents(t, runs, is(engine.EventRunEnded, "S"))
-	if want := []string{"run.started(S)", "run.ended(S)"}; !slices.Equal(types(gotRuns), want) {
+	gotRuns := readEvents(t, runs, is(engine.EventRunEnded, S))
+	if want := []string{"run.started(" + S + ")", "run.ended(" + S + ")"}; !slices.Equal(types(gotRuns), want) {
 		t.Errorf("the run subscriber saw %v, want %v", types(gotRuns), want)
 	}
-	gotChild := readEvents(t, child, is(engine.EventRunEnded, "S"))
+	gotChild := readEvents(t, child, is(engine.EventRunEnded, S))
 	for _, ev := range gotChild {
-		if ev.Session != "S:agent1" && ev.Data["child"] != "S:agent1" {
+		if ev.Session != S+":agent1" && ev.Data["child"] != S+":agent1" {
 			t.Errorf("the child's subscriber saw %+v", ev)
 		}
 	}
-	if !slices.ContainsFunc(gotChild, is(engine.EventBlockInjected, "S:agent1")) {
+	if !slices.ContainsFunc(gotChild, is(engine.EventBlockInjected, S+":agent1")) {
 		t.Errorf("the child's subscriber missed its block: %v", types(gotChild))
 	}
 	if evs := quiet(t, other, 100*time.Millisecond); len(evs) != 0 {
 		t.Errorf("the subscriber of another scope saw %v", types(evs))
 	}
 	// The raw message is the engine.Event's JSON, run omitted where there is none.
-	hook(t, s, cct.Event(tr, "S2", "SessionStart", map[string]any{"source": "startup"}))
+	hook(t, s, cct.Event(tr, S2, "SessionStart", map[string]any{"source": "startup"}))
 	all.SetReadDeadline(time.Now().Add(patience))
 	for {
 		_, raw, err := all.ReadMessage()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(raw), `"session":"S2"`) {
+		if !strings.Contains(string(raw), `"session":"`+S2+`"`) {
 			continue
 		}
 		var m map[string]any
@@ -322,7 +322,7 @@ func TestEvents_NeverReadingClient(t *testing.T) {
 		}
 		s.Engine.Feed.Publish(engine.Event{Type: engine.EventCheckpointWritten, Scope: "default", Session: "filler", Data: map[string]any{"pad": pad}})
 		start := time.Now()
-		if status, _, _ := do(t, "POST", s.URL()+"/hooks/claude-code", fmt.Sprintf(`{"session_id":"slow-%d","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, i), nil); status != 200 {
+		if status, _, _ := do(t, "POST", s.URL()+"/hooks/claude-code", fmt.Sprintf(`{"session_id":"5e550000-0000-4000-8000-%012d","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, i), nil); status != 200 {
 			t.Fatalf("hook %d: status %d", i, status)
 		}
 		slowest = max(slowest, time.Since(start))
@@ -335,7 +335,7 @@ func TestEvents_NeverReadingClient(t *testing.T) {
 	// Hooks after the drop are as quick.
 	for i := range 5 {
 		start := time.Now()
-		do(t, "POST", s.URL()+"/hooks/claude-code", fmt.Sprintf(`{"session_id":"after-%d","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, i), nil)
+		do(t, "POST", s.URL()+"/hooks/claude-code", fmt.Sprintf(`{"session_id":"af7e0000-0000-4000-8000-%012d","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, i), nil)
 		if d := time.Since(start); d >= writeTimeout/2 {
 			t.Errorf("hook after the drop took %v", d)
 		}

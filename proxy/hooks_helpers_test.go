@@ -66,3 +66,14 @@ func mustRun(t *testing.T, s *proxy.Server, id string) kv.Run {
 	}
 	return r
 }
+
+// Session ids of the tests' Claude Code sessions, named for the letters the tests call them
+// by. Claude Code names a session by a UUID, and heirloom takes no other session_id from it.
+const (
+	S  = "5e550000-0000-4000-8000-000000000001"
+	P  = "5e550000-0000-4000-8000-000000000002"
+	A  = "5e550000-0000-4000-8000-000000000008"
+	U  = "5e550000-0000-4000-8000-000000000009"
+	Y  = "5e550000-0000-4000-8000-00000000000a"
+	S2 = "5e550000-0000-4000-8000-00000000000b"
+)

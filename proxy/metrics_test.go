@@ -44,7 +44,7 @@ func TestMetrics_HooksAndStreams(t *testing.T) {
 			{Harness: "opencode", Target: "http://127.0.0.1:4097", Stream: fixedStream{adapters.StreamStats{Connects: 1, Events: 2, Dropped: 1, SinkErrors: 4}}},
 		}
 	})
-	for _, body := range []string{startPayload, startPayload, `{"session_id":"s2","hook_event_name":"SomethingNew"}`, `{"not json`} {
+	for _, body := range []string{startPayload, startPayload, `{"session_id":"5e550000-0000-4000-8000-0000000000c2","hook_event_name":"SomethingNew"}`, `{"not json`} {
 		resp, err := http.Post(s.URL()+"/hooks/claude-code", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestMetrics_HooksAndStreams(t *testing.T) {
 			t.Errorf("GET /metrics lacks %s", want)
 		}
 	}
-	if strings.Contains(got, `"s1"`) || strings.Contains(got, `"s2"`) {
+	if strings.Contains(got, "5e550000-0000-4000-8000-0000000000c1") || strings.Contains(got, "5e550000-0000-4000-8000-0000000000c2") {
 		t.Errorf("a session id in a label:\n%s", got)
 	}
 }

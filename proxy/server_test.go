@@ -113,7 +113,7 @@ func do(t *testing.T, method, url, body string, header map[string]string) (int, 
 	return resp.StatusCode, got, resp.Header
 }
 
-const startPayload = `{"session_id":"s1","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
+const startPayload = `{"session_id":"5e550000-0000-4000-8000-0000000000c1","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
 
 func TestHookEndpoint(t *testing.T) {
 	s := MustOpenServer(t, func(s *proxy.Server) { s.MaxBodyBytes = 1024 })
@@ -126,11 +126,11 @@ func TestHookEndpoint(t *testing.T) {
 		wantCode   string // "" means a 200 hook reply
 	}{
 		{"OK", http.MethodPost, startPayload, 200, ""},
-		{"UnknownEvent", http.MethodPost, `{"session_id":"s1","hook_event_name":"SomethingNew"}`, 200, ""},
+		{"UnknownEvent", http.MethodPost, `{"session_id":"5e550000-0000-4000-8000-0000000000c1","hook_event_name":"SomethingNew"}`, 200, ""},
 		{"ErrBadJSON", http.MethodPost, `{"session_id":`, 400, "bad_json"},
 		{"ErrNotObject", http.MethodPost, `[1,2]`, 400, "bad_json"},
 		{"ErrEmpty", http.MethodPost, ``, 400, "bad_json"},
-		{"ErrTooLarge", http.MethodPost, `{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"` + strings.Repeat("a", 2048) + `"}`, 413, "too_large"},
+		{"ErrTooLarge", http.MethodPost, `{"session_id":"5e550000-0000-4000-8000-0000000000c1","hook_event_name":"UserPromptSubmit","prompt":"` + strings.Repeat("a", 2048) + `"}`, 413, "too_large"},
 		{"ErrMethod", http.MethodGet, ``, 405, "method_not_allowed"},
 	}
 	for _, tt := range tests {
@@ -161,9 +161,9 @@ func TestHookRecordsSession(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("got %d", status)
 	}
-	prompt := `{"session_id":"s1","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"build the thing"}`
+	prompt := `{"session_id":"5e550000-0000-4000-8000-0000000000c1","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"build the thing"}`
 	do(t, http.MethodPost, s.URL()+"/hooks/claude-code", prompt, nil)
-	sess, err := s.Engine.Store.GetSession(t.Context(), "default", "s1")
+	sess, err := s.Engine.Store.GetSession(t.Context(), "default", "5e550000-0000-4000-8000-0000000000c1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestServerLifecycle(t *testing.T) {
 // panics.
 func FuzzHookEndpoint(f *testing.F) {
 	f.Add([]byte(startPayload))
-	f.Add([]byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"x"}}`))
+	f.Add([]byte(`{"session_id":"5e550000-0000-4000-8000-0000000000c1","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"x"}}`))
 	f.Add([]byte("\xff\xfe{"))
 	s := MustOpenServer(f, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {

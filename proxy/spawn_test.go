@@ -61,17 +61,18 @@ func TestHook_SpawnRefused(t *testing.T) {
 					s.Upstreams = map[string]*proxy.Upstream{"claude-code": {URL: up.URL + "/hook"}}
 				}
 			})
-			first := postHookRaw(t, s, cct.Spawn(tr, "S", "t1", "general-purpose", "one"))
+			postHookRaw(t, s, cct.Event(tr, S, "UserPromptSubmit", map[string]any{"prompt": "fan out"}))
+			first := postHookRaw(t, s, cct.Spawn(tr, S, "t1", "general-purpose", "one"))
 			if tc.upstream == "" && first != "{}" {
 				t.Fatalf("allowed spawn: got %s, want {}", first)
 			}
-			if got := postHookRaw(t, s, cct.Spawn(tr, "S", "t2", "general-purpose", "two")); got != tc.want {
+			if got := postHookRaw(t, s, cct.Spawn(tr, S, "t2", "general-purpose", "two")); got != tc.want {
 				t.Fatalf("refused spawn:\ngot  %s\nwant %s", got, tc.want)
 			}
 			if r := mustRun(t, s, "t2"); r.Status != kv.RunRefused {
 				t.Fatalf("run t2: got %+v, want refused", r)
 			}
-			postHookRaw(t, s, cct.Spawn(tr, "S", "t2", "general-purpose", "two")) // asked again: counted once
+			postHookRaw(t, s, cct.Spawn(tr, S, "t2", "general-purpose", "two")) // asked again: counted once
 			metrics := metricsBody(t, s)
 			for _, want := range []string{
 				`heirloom_spawn_refused_total{enforced="true",harness="claude-code",limit="max_children"} 1`,

@@ -161,10 +161,10 @@ func (f *proxyFixture) call(t *testing.T, fields map[string]any) (got, ours []by
 // inherited block; it returns that SubagentStart's payload.
 func (f *proxyFixture) prime(t *testing.T) map[string]any {
 	t.Helper()
-	f.call(t, cct.Event(f.tr, "P", "SessionStart", map[string]any{"source": "startup"}))
+	f.call(t, cct.Event(f.tr, P, "SessionStart", map[string]any{"source": "startup"}))
 	cct.AppendLines(t, f.tr.Transcript, cct.UserLine("u1", "Port the parser to Go. MARK-4411. Never touch vendor/."), cct.AssistantLine("a1", "Reading parse.c now."))
-	f.call(t, cct.Event(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-4411. Never touch vendor/."}))
-	return cct.Start(f.tr, "P", "agent1", "Explore")
+	f.call(t, cct.Event(f.tr, P, "UserPromptSubmit", map[string]any{"prompt": "Port the parser to Go. MARK-4411. Never touch vendor/."}))
+	return cct.Start(f.tr, P, "agent1", "Explore")
 }
 
 // mustJSON encodes v.
@@ -278,7 +278,7 @@ func TestUpstreamMerge(t *testing.T) {
 			t.Errorf("got\n%s\nwant\n%s", got, want)
 		}
 		// An event heirloom adds nothing to, answered with nothing: still JSON.
-		if got, _ := f.call(t, cct.Event(f.tr, "P", "Stop", nil)); string(got) != "{}" {
+		if got, _ := f.call(t, cct.Event(f.tr, P, "Stop", nil)); string(got) != "{}" {
 			t.Errorf("empty upstream reply to Stop: got %q, want {}", got)
 		}
 	})
@@ -311,7 +311,7 @@ func TestUpstreamRequest(t *testing.T) {
 		s.Upstreams["claude-code"].Header = http.Header{"X-Api-Key": {"k-123"}, "Authorization": {"Basic overridden"}}
 		s.Upstreams["claude-code"].Token = "up-token"
 	})
-	body := []byte(`{"session_id":"P","cwd":"/work/app","hook_event_name":"SessionStart","source":"startup", "x-new-field" : [1,2]}`)
+	body := []byte(`{"session_id":"5e550000-0000-4000-8000-000000000002","cwd":"/work/app","hook_event_name":"SessionStart","source":"startup", "x-new-field" : [1,2]}`)
 	req, _ := http.NewRequest(http.MethodPost, f.heirloom.URL()+"/hooks/claude-code", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer heirloom-secret")
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
@@ -470,11 +470,11 @@ func TestUpstreamPassive(t *testing.T) {
 	}, func(s *proxy.Server) { s.Engine.Config.Passive = true })
 	f.prime(t)
 	calls := []map[string]any{
-		cct.Event(f.tr, "P", "SessionStart", map[string]any{"source": "resume"}),
-		cct.Event(f.tr, "P", "UserPromptSubmit", map[string]any{"prompt": "next"}),
-		cct.Spawn(f.tr, "P", "toolu_9", "Explore", "look around", ""),
-		cct.Start(f.tr, "P", "agent9", "Explore"),
-		cct.Event(f.tr, "P", "Stop", nil),
+		cct.Event(f.tr, P, "SessionStart", map[string]any{"source": "resume"}),
+		cct.Event(f.tr, P, "UserPromptSubmit", map[string]any{"prompt": "next"}),
+		cct.Spawn(f.tr, P, "toolu_9", "Explore", "look around", ""),
+		cct.Start(f.tr, P, "agent9", "Explore"),
+		cct.Event(f.tr, P, "Stop", nil),
 	}
 	for _, c := range calls {
 		got, _ := f.call(t, c)
@@ -486,10 +486,10 @@ func TestUpstreamPassive(t *testing.T) {
 		t.Errorf("ok count %v, want 7", n)
 	}
 	// Heirloom still recorded everything: the sub-agent and its parent link.
-	if child := mustSession(t, f.heirloom, "P:agent9"); child.ParentID != "P" {
+	if child := mustSession(t, f.heirloom, P+":agent9"); child.ParentID != P {
 		t.Errorf("passive mode did not record the sub-agent: %+v", child)
 	}
-	if r := mustRun(t, f.heirloom, "toolu_9"); r.ChildID != "P:agent9" {
+	if r := mustRun(t, f.heirloom, "toolu_9"); r.ChildID != P+":agent9" {
 		t.Errorf("passive mode did not record the run: %+v", r)
 	}
 }

@@ -31,6 +31,12 @@ func watch(ctx context.Context, c *proxy.Client, opts proxy.WatchOptions) (<-cha
 	return events, done
 }
 
+// Two sessions a watch tells apart.
+const (
+	w1 = "5e550000-0000-4000-8000-0000000000d1"
+	w2 = "5e550000-0000-4000-8000-0000000000d2"
+)
+
 func startHook(id string) string {
 	return fmt.Sprintf(`{"session_id":%q,"cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, id)
 }
@@ -44,17 +50,17 @@ func TestClientWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	connected := make(chan struct{})
-	events, done := watch(ctx, c, proxy.WatchOptions{Session: "w2", Types: []string{engine.EventSessionStarted}, Connected: func() { close(connected) }})
+	events, done := watch(ctx, c, proxy.WatchOptions{Session: w2, Types: []string{engine.EventSessionStarted}, Connected: func() { close(connected) }})
 	<-connected
 	auth := map[string]string{"Authorization": "Bearer sekret"}
-	for _, id := range []string{"w1", "w2"} {
+	for _, id := range []string{w1, w2} {
 		if status, _, _ := do(t, "POST", s.URL()+"/hooks/claude-code", startHook(id), auth); status != 200 {
 			t.Fatalf("hook: %d", status)
 		}
 	}
 	select {
 	case ev := <-events:
-		if ev.Type != engine.EventSessionStarted || ev.Session != "w2" {
+		if ev.Type != engine.EventSessionStarted || ev.Session != w2 {
 			t.Errorf("got %+v, want w2's session.started only", ev)
 		}
 	case err := <-done:
@@ -124,7 +130,7 @@ func TestClientWatchErrors(t *testing.T) {
 				func(engine.Event, []byte) error { return stop })
 		}()
 		<-connected
-		do(t, "POST", s.URL()+"/hooks/claude-code", startHook("h1"), nil)
+		do(t, "POST", s.URL()+"/hooks/claude-code", startHook(S), nil)
 		if err := <-done; err != stop {
 			t.Errorf("got %v, want the handler's error as is", err)
 		}

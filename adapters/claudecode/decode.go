@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/internal/toolinput"
@@ -20,8 +21,10 @@ const (
 // set to hook_event_name. Event.At is left zero for the caller to stamp.
 //
 // It returns an error wrapping adapters.ErrMalformed when body is not a JSON object, when
-// hook_event_name is missing, empty or not a string, when a known event other than SubagentStart has no session_id, and
-// when SubagentStart or SubagentStop has no agent_id. An event it does not know decodes to
+// hook_event_name is missing, empty or not a string, when session_id is given and no Claude Code
+// session id (see IsSessionID), when a known event other than SubagentStart has no session_id,
+// when SubagentStart or SubagentStop has no agent_id, and when an id it names is no id a
+// record may have (see adapters.CheckIDs). An event it does not know decodes to
 // adapters.KindUnknown without error. Fields of an unexpected JSON type are left zero rather
 // than failing the call, so a harness that grows or reshapes a field we do not need still works.
 //
@@ -40,6 +43,10 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 		if err := adapters.CheckID(in.HookEventName+": "+field, id); err != nil {
 			return adapters.Event{}, err // a stray or broken call is stored as no session
 		}
+	}
+	if in.SessionID != "" && !IsSessionID(in.SessionID) {
+		return adapters.Event{}, adapters.Malformed("%s: session_id %q is no Claude Code session id: want a UUID, 8-4-4-4-12 hex digits (49bc4f7b-89e8-4c4e-a7e6-0a6b981a5be7)",
+			in.HookEventName, clip(in.SessionID))
 	}
 	ev := adapters.Event{
 		Harness:        Harness,
@@ -123,7 +130,48 @@ func (Adapter) Decode(body []byte) (adapters.Event, error) {
 	case EventSessionEnd:
 		ev.Kind = adapters.KindSessionEnd
 	}
+	if err := adapters.CheckIDs(ev); err != nil {
+		return adapters.Event{}, err // a tool_use_id or agentId no run or session may have
+	}
 	return ev, nil
+}
+
+// IsSessionID reports whether id has the shape of a Claude Code session id: a UUID, 36
+// characters, hex digits (either case) in groups of 8-4-4-4-12 joined by dashes. Every session
+// id Claude Code has sent heirloom is one (its transcripts are named by it, and --session-id
+// takes nothing else); the version and variant digits are not checked. A sub-agent's agent_id
+// is not a UUID ("a" and hex digits, with a label in some versions) and has no fixed shape.
+// (A hand-written check, not a regexp: the hook process links this package.)
+func IsSessionID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// clip cuts an id for an error message at 64 bytes, on a rune boundary.
+func clip(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
 }
 
 // knownEvent reports whether Decode maps name to a kind other than KindUnknown.

@@ -184,21 +184,21 @@ func TestDecode_Malformed(t *testing.T) {
 		{"Empty", ""},
 		{"Blank", " \n\t"},
 		{"NotJSON", "hello"},
-		{"Array", `[{"hook_event_name":"Stop","session_id":"s"}]`},
+		{"Array", `[{"hook_event_name":"Stop","session_id":"5e550000-0000-4000-8000-000000000001"}]`},
 		{"Number", "42"},
 		{"String", `"Stop"`},
 		{"Null", "null"},
 		{"Bool", "true"},
-		{"Truncated", `{"hook_event_name":"Stop","session_id":"s"`},
-		{"TrailingGarbage", `{"hook_event_name":"Stop","session_id":"s"} x`},
-		{"NoEventName", `{"session_id":"s"}`},
-		{"EmptyEventName", `{"hook_event_name":"","session_id":"s"}`},
-		{"EventNameNotString", `{"hook_event_name":5,"session_id":"s"}`},
-		{"EventNameObject", `{"hook_event_name":{"x":1},"session_id":"s"}`},
+		{"Truncated", `{"hook_event_name":"Stop","session_id":"5e550000-0000-4000-8000-000000000001"`},
+		{"TrailingGarbage", `{"hook_event_name":"Stop","session_id":"5e550000-0000-4000-8000-000000000001"} x`},
+		{"NoEventName", `{"session_id":"5e550000-0000-4000-8000-000000000001"}`},
+		{"EmptyEventName", `{"hook_event_name":"","session_id":"5e550000-0000-4000-8000-000000000001"}`},
+		{"EventNameNotString", `{"hook_event_name":5,"session_id":"5e550000-0000-4000-8000-000000000001"}`},
+		{"EventNameObject", `{"hook_event_name":{"x":1},"session_id":"5e550000-0000-4000-8000-000000000001"}`},
 		{"NoSessionID", `{"hook_event_name":"Stop"}`},
 		{"SessionIDNotString", `{"hook_event_name":"UserPromptSubmit","session_id":7,"prompt":"p"}`},
-		{"SubagentStartNoAgent", `{"hook_event_name":"SubagentStart","session_id":"s","agent_type":"Explore"}`},
-		{"SubagentStopNoAgent", `{"hook_event_name":"SubagentStop","session_id":"s"}`},
+		{"SubagentStartNoAgent", `{"hook_event_name":"SubagentStart","session_id":"5e550000-0000-4000-8000-000000000001","agent_type":"Explore"}`},
+		{"SubagentStopNoAgent", `{"hook_event_name":"SubagentStop","session_id":"5e550000-0000-4000-8000-000000000001"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestDecode_Tolerated(t *testing.T) {
 		}
 	})
 	t.Run("UnknownFieldsAndTypes", func(t *testing.T) {
-		ev := mustDecode(t, `{"hook_event_name":"SubagentStop","session_id":"s","agent_id":"a","agent_type":"Explore",
+		ev := mustDecode(t, `{"hook_event_name":"SubagentStop","session_id":"5e550000-0000-4000-8000-000000000001","agent_id":"a","agent_type":"Explore",
 			"stop_hook_active":"yes","effort":{"level":"high"},"new_field":[1,2],"last_assistant_message":"done"}`)
 		if ev.Kind != adapters.KindSubagentStop || ev.Result == nil || ev.Result.Text != "done" {
 			t.Fatalf("got %+v", ev)
@@ -247,13 +247,13 @@ func TestDecode_Tolerated(t *testing.T) {
 	})
 	t.Run("HugePrompt", func(t *testing.T) {
 		big := strings.Repeat("word ", 400<<10) // 2 MiB
-		ev := mustDecode(t, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"`+big+`"}`)
+		ev := mustDecode(t, `{"hook_event_name":"UserPromptSubmit","session_id":"5e550000-0000-4000-8000-000000000001","prompt":"`+big+`"}`)
 		if ev.Prompt != big {
 			t.Fatalf("Prompt has %d bytes, want %d", len(ev.Prompt), len(big))
 		}
 	})
 	t.Run("MainThreadAgentType", func(t *testing.T) {
-		ev := mustDecode(t, `{"hook_event_name":"SessionStart","session_id":"s","source":"startup","agent_type":"reviewer"}`)
+		ev := mustDecode(t, `{"hook_event_name":"SessionStart","session_id":"5e550000-0000-4000-8000-000000000001","source":"startup","agent_type":"reviewer"}`)
 		if ev.AgentID != "" || ev.AgentType != "" {
 			t.Fatalf("agent_type without agent_id: AgentID %q, AgentType %q; want both empty", ev.AgentID, ev.AgentType)
 		}
@@ -262,7 +262,7 @@ func TestDecode_Tolerated(t *testing.T) {
 
 func TestDecode_Spawn(t *testing.T) {
 	t.Run("TaskTool", func(t *testing.T) {
-		ev := mustDecode(t, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Task","tool_use_id":"t1",
+		ev := mustDecode(t, `{"hook_event_name":"PreToolUse","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Task","tool_use_id":"t1",
 			"tool_input":{"description":"d","prompt":"p","subagent_type":"Plan"}}`)
 		want := adapters.Spawn{ToolUseID: "t1", Description: "d", Prompt: "p", Type: "Plan"}
 		if ev.Kind != adapters.KindSpawn || *ev.Spawn != want {
@@ -270,14 +270,14 @@ func TestDecode_Spawn(t *testing.T) {
 		}
 	})
 	t.Run("Nested", func(t *testing.T) {
-		ev := mustDecode(t, `{"hook_event_name":"PreToolUse","session_id":"root","agent_id":"child","agent_type":"general-purpose",
+		ev := mustDecode(t, `{"hook_event_name":"PreToolUse","session_id":"5e550000-0000-4000-8000-000000000005","agent_id":"child","agent_type":"general-purpose",
 			"tool_name":"Agent","tool_use_id":"t2","tool_input":{"description":"d","prompt":"p","subagent_type":"Explore"}}`)
-		if ev.Kind != adapters.KindSpawn || ev.AgentID != "child" || ev.SessionID != "root" || ev.Spawn.Type != "Explore" {
+		if ev.Kind != adapters.KindSpawn || ev.AgentID != "child" || ev.SessionID != "5e550000-0000-4000-8000-000000000005" || ev.Spawn.Type != "Explore" {
 			t.Fatalf("got %+v", ev)
 		}
 	})
 	t.Run("InputNotObject", func(t *testing.T) {
-		ev := mustDecode(t, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Agent","tool_use_id":"t3","tool_input":"oops"}`)
+		ev := mustDecode(t, `{"hook_event_name":"PreToolUse","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Agent","tool_use_id":"t3","tool_input":"oops"}`)
 		if ev.Kind != adapters.KindSpawn || *ev.Spawn != (adapters.Spawn{ToolUseID: "t3"}) {
 			t.Fatalf("got %+v", ev.Spawn)
 		}
@@ -298,7 +298,7 @@ func TestDecode_Spawn(t *testing.T) {
 	}
 	for _, tt := range results {
 		t.Run(tt.name, func(t *testing.T) {
-			ev := mustDecode(t, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Agent","tool_use_id":"t4","tool_response":`+tt.response+`}`)
+			ev := mustDecode(t, `{"hook_event_name":"PostToolUse","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Agent","tool_use_id":"t4","tool_response":`+tt.response+`}`)
 			if ev.Kind != adapters.KindSpawnResult || ev.Spawn.ToolUseID != "t4" || ev.Result == nil || *ev.Result != tt.want {
 				t.Fatalf("got %v %+v %+v, want result %+v", ev.Kind, ev.Spawn, ev.Result, tt.want)
 			}
@@ -312,7 +312,7 @@ func TestDecode_Spawn(t *testing.T) {
 	}
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
-			ev := mustDecode(t, `{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"Agent","tool_use_id":"t5",
+			ev := mustDecode(t, `{"hook_event_name":"PostToolUseFailure","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Agent","tool_use_id":"t5",
 				"tool_input":{"subagent_type":"Nope"},"error":"Agent type 'Nope' not found",`+tt.extra+`}`)
 			want := adapters.Result{Status: tt.status, Text: "Agent type 'Nope' not found"}
 			if ev.Kind != adapters.KindSpawnResult || ev.Spawn.ToolUseID != "t5" || *ev.Result != want {
@@ -341,7 +341,7 @@ func TestDecode_Tool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev := mustDecode(t, `{"hook_event_name":"`+tt.event+`","session_id":"s","tool_name":"`+tt.tool+`","tool_use_id":"u","tool_input":`+tt.input+`,"tool_response":{"ok":true}}`)
+			ev := mustDecode(t, `{"hook_event_name":"`+tt.event+`","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"`+tt.tool+`","tool_use_id":"u","tool_input":`+tt.input+`,"tool_response":{"ok":true}}`)
 			want := adapters.KindToolUse
 			if tt.event != "PreToolUse" {
 				want = adapters.KindToolResult
@@ -357,9 +357,9 @@ func TestHookEventName(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 	}{
-		{"Known", `{"session_id":"s","hook_event_name":"SubagentStart"}`, "SubagentStart"},
+		{"Known", `{"session_id":"5e550000-0000-4000-8000-000000000001","hook_event_name":"SubagentStart"}`, "SubagentStart"},
 		{"Newer", `{"hook_event_name":"Notification"}`, "Notification"},
-		{"Missing", `{"session_id":"s"}`, ""},
+		{"Missing", `{"session_id":"5e550000-0000-4000-8000-000000000001"}`, ""},
 		{"NotAString", `{"hook_event_name":7}`, ""},
 		{"NotJSON", `SessionStart`, ""},
 		{"Empty", ``, ""},
@@ -380,14 +380,44 @@ func TestDecode_JunkIDs(t *testing.T) {
 		"InvalidUTF8":  "{\"hook_event_name\":\"Stop\",\"session_id\":\"s\xff\"}",
 		"ControlChar":  `{"hook_event_name":"Stop","session_id":"s\u0007x"}`,
 		"TooLong":      `{"hook_event_name":"Stop","session_id":"` + strings.Repeat("a", adapters.MaxIDBytes+1) + `"}`,
-		"AgentIDJunk":  "{\"hook_event_name\":\"SubagentStart\",\"session_id\":\"s\",\"agent_id\":\"a\\u0000\"}",
+		"AgentIDJunk":  "{\"hook_event_name\":\"SubagentStart\",\"session_id\":\"5e550000-0000-4000-8000-000000000001\",\"agent_id\":\"a\\u0000\"}",
+		"ToolUseJunk":  "{\"hook_event_name\":\"PreToolUse\",\"session_id\":\"5e550000-0000-4000-8000-000000000001\",\"tool_name\":\"Agent\",\"tool_use_id\":\"t\xff\"}",
 		"UnknownEvent": "{\"hook_event_name\":\"SomethingNew\",\"session_id\":\"s\xfe\"}",
 	} {
 		if _, err := (claudecode.Adapter{}).Decode([]byte(body)); !errors.Is(err, adapters.ErrMalformed) {
 			t.Errorf("%s: got %v, want ErrMalformed", name, err)
 		}
 	}
-	if _, err := (claudecode.Adapter{}).Decode([]byte(`{"hook_event_name":"Stop","session_id":"` + strings.Repeat("a", adapters.MaxIDBytes) + `"}`)); err != nil {
+	long := `{"hook_event_name":"SubagentStop","session_id":"5e550000-0000-4000-8000-000000000001","agent_id":"` + strings.Repeat("a", adapters.MaxIDBytes) + `"}`
+	if _, err := (claudecode.Adapter{}).Decode([]byte(long)); err != nil {
 		t.Errorf("an id of MaxIDBytes: %v", err)
+	}
+}
+
+// TestDecode_SessionIDShape: a Claude Code session_id is a UUID (every recorded one is, and
+// Claude Code's --session-id takes nothing else); anything else is a 400 naming the field and
+// the shape wanted. Version and variant digits and case are not checked. agent_id has no fixed
+// shape ("a" and 16 hex digits, with a label in some versions): only the generic rules apply.
+func TestDecode_SessionIDShape(t *testing.T) {
+	for _, id := range []string{
+		"49bc4f7b-89e8-4c4e-a7e6-0a6b981a5be7", // recorded
+		"01a21066-cd68-7070-b3b3-dec11f2ea296", // a version 7 UUID (Codex's shape)
+		"49BC4F7B-89E8-4C4E-A7E6-0A6B981A5BE7",
+	} {
+		if _, err := (claudecode.Adapter{}).Decode([]byte(`{"hook_event_name":"Stop","session_id":"` + id + `"}`)); err != nil {
+			t.Errorf("session_id %s: %v", id, err)
+		}
+	}
+	for _, id := range []string{"s", "test", "49bc4f7b89e84c4ea7e60a6b981a5be7", "49bc4f7b-89e8-4c4e-a7e6-0a6b981a5be", "49bc4f7b-89e8-4c4e-a7e6-0a6b981a5beg",
+		"{49bc4f7b-89e8-4c4e-a7e6-0a6b981a5be7}", "49bc4f7b_89e8_4c4e_a7e6_0a6b981a5be7", " 49bc4f7b-89e8-4c4e-a7e6-0a6b981a5be"} {
+		_, err := (claudecode.Adapter{}).Decode([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"` + id + `","prompt":"p"}`))
+		if !errors.Is(err, adapters.ErrMalformed) || !strings.Contains(err.Error(), "session_id") || !strings.Contains(err.Error(), "UUID") {
+			t.Errorf("session_id %q: got %v, want a malformed call naming session_id and the UUID shape", id, err)
+		}
+	}
+	for _, agent := range []string{"a1ba2876fa63b44e9", "aExplore-0123456789abcdef", "agent1"} {
+		if _, err := (claudecode.Adapter{}).Decode([]byte(`{"hook_event_name":"SubagentStart","session_id":"49bc4f7b-89e8-4c4e-a7e6-0a6b981a5be7","agent_id":"` + agent + `","agent_type":"Explore"}`)); err != nil {
+			t.Errorf("agent_id %s: %v", agent, err)
+		}
 	}
 }

@@ -21,9 +21,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	for _, s := range []string{
 		"", "null", "[]", "42", `"x"`, `{}`, `{"hook_event_name":5}`, `{"hook_event_name":"Stop"}`,
-		`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Agent","tool_response":"oops"}`,
-		`{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"Task","error":"e","is_interrupt":true}`,
-		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Read","tool_input":{"file_path":"/a","path":"b"}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Agent","tool_response":"oops"}`,
+		`{"hook_event_name":"PostToolUseFailure","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Task","error":"e","is_interrupt":true}`,
+		`{"hook_event_name":"PreToolUse","session_id":"5e550000-0000-4000-8000-000000000001","tool_name":"Read","tool_input":{"file_path":"/a","path":"b"}}`,
 		"{\"hook_event_name\":\"SubagentStart\",\"session_id\":\"s\xff\",\"agent_id\":\"a\"}",
 	} {
 		f.Add([]byte(s))
@@ -42,8 +42,11 @@ func FuzzDecode(f *testing.F) {
 		}
 		// A SubagentStart may come without its session: the engine infers the top-level
 		// session then (the fuzzer's find: encoding/json also takes "hook_event_nAme").
-		if adapters.CheckID("session_id", ev.SessionID) != nil || adapters.CheckID("agent_id", ev.AgentID) != nil {
-			t.Fatalf("decoded an id no record may have: %q / %q", ev.SessionID, ev.AgentID)
+		if err := adapters.CheckIDs(ev); err != nil {
+			t.Fatalf("decoded an id no record may have: %v", err)
+		}
+		if ev.SessionID != "" && !claudecode.IsSessionID(ev.SessionID) {
+			t.Fatalf("decoded a session_id that is no UUID: %q", ev.SessionID)
 		}
 		if ev.Kind != adapters.KindUnknown && ev.Kind != adapters.KindSubagentStart && ev.SessionID == "" {
 			t.Fatalf("kind %s without SessionID", ev.Kind)

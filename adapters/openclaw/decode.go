@@ -72,9 +72,10 @@ var injectedHeadings = [...]string{
 // ":"+reason, phase or stream detail where that says more. At is the frame's time when it
 // carries one ("ts", else the record's own time), zero otherwise.
 //
-// It returns an error wrapping adapters.ErrMalformed when payload is not a JSON object, or is an
+// It returns an error wrapping adapters.ErrMalformed when payload is not a JSON object, is an
 // event listed below without the session key it must carry (sessions.changed and agent events
-// may lack one: they then decode to nothing). Fields of an unexpected JSON type are left zero
+// may lack one: they then decode to nothing), or names a key or id no record may have (see
+// adapters.CheckIDs). Fields of an unexpected JSON type are left zero
 // rather than failing the frame. An event not listed decodes to nothing and no error.
 //
 //   - sessions.changed → KindSessionStart for reason "create" (and, with Source "clear", for
@@ -121,21 +122,31 @@ var injectedHeadings = [...]string{
 // status is "accepted", and KindSpawnResult with adapters.StatusFailed when the call failed
 // after naming a child ("error", "forbidden"); a receipt without a child yields nothing.
 func DecodeEvent(event string, payload json.RawMessage) ([]adapters.Event, error) {
+	var decode func(json.RawMessage) ([]adapters.Event, error)
 	switch event {
 	case eventSessionsChanged:
-		return decodeSessionsChanged(payload)
+		decode = decodeSessionsChanged
 	case eventSessionMessage:
-		return decodeSessionMessage(payload)
+		decode = decodeSessionMessage
 	case eventSessionTool:
-		return decodeSessionTool(payload)
+		decode = decodeSessionTool
 	case eventSessionOperation:
-		return decodeSessionOperation(payload)
+		decode = decodeSessionOperation
 	case eventTask:
-		return decodeTask(payload)
+		decode = decodeTask
 	case eventAgent:
-		return decodeAgent(payload)
+		decode = decodeAgent
+	default:
+		return nil, nil
 	}
-	return nil, nil
+	evs, err := decode(payload)
+	if err != nil {
+		return nil, err
+	}
+	if err := adapters.CheckIDs(evs...); err != nil {
+		return nil, err // stored as nothing: the client logs and counts the frame as malformed
+	}
+	return evs, nil
 }
 
 // newEvent returns an event of kind for session key, named name.

@@ -17,6 +17,8 @@ var clawSeedPayloads = [][2]string{
 	{"sessions.changed", `{"sessionKey":"agent:main:p","reason":"compact","compacted":true,"ts":1795314900000}`},
 	{"sessions.changed", `{"sessionKey":"agent:main:p","sessionId":"g1","reason":"delete"}`},
 	{"sessions.changed", `{"reason":"update"}`},
+	{"sessions.changed", "{\"sessionKey\":\"agent:main:\xff\",\"reason\":\"create\"}"},
+	{"sessions.changed", `{"sessionKey":"agent:main:c","reason":"create","spawnedBy":"agent:main:\u0007"}`},
 	{"session.operation", `{"operationId":"op","operation":"compact","phase":"start","sessionKey":"agent:main:p","ts":1795314900000}`},
 	{"agent", `{"sessionKey":"agent:main:p","stream":"compaction","ts":1795314900000,"data":{"phase":"end","completed":true}}`},
 	{"agent", `{"sessionKey":"agent:main:subagent:k","spawnedBy":"agent:main:p","stream":"lifecycle","data":{"phase":"error","executionSettled":true,"error":"x"}}`},
@@ -94,6 +96,8 @@ func FuzzDecodeSessionList(f *testing.F) {
 	f.Add([]byte(`{"sessions":[{"key":"agent:main:c","spawnedBy":"agent:main:p"},{"key":"agent:main:p","spawnedBy":"agent:main:c"}]}`))
 	f.Add([]byte(`{"subscribed":true,"list":{"sessions":[{"key":"agent:main:a"}]}}`))
 	f.Add([]byte(`{"session":null}`))
+	f.Add([]byte("{\"sessions\":[{\"key\":\"agent:main:\xff\"},{\"key\":\"agent:main:c\",\"spawnedBy\":\"agent:main:\\u0001\"}]}"))
+	f.Add([]byte("{\"session\":{\"key\":\"agent:main:\\u0000\"}}"))
 	f.Fuzz(func(t *testing.T, result []byte) {
 		for name, decode := range map[string]func(json.RawMessage) ([]adapters.Event, error){
 			openclaw.NameSessionsList:     openclaw.DecodeSessionList,
@@ -130,6 +134,9 @@ func clawCheckEvents(t *testing.T, evs []adapters.Event) {
 		}
 		if ev.ParentSessionID == ev.SessionID {
 			t.Fatalf("event %+v is its own parent", ev)
+		}
+		if err := adapters.CheckIDs(ev); err != nil {
+			t.Fatalf("decoded a key or id no record may have: %v", err)
 		}
 		switch ev.Kind {
 		case adapters.KindTurns:

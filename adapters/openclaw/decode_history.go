@@ -41,12 +41,16 @@ const (
 // blank, heirloom's own blocks). Spawns named in the history are not decoded: the session rows
 // of the resync carry the lineage.
 //
-// It returns an error wrapping adapters.ErrMalformed when sessionKey is empty, when result is
-// not a JSON object, or when its messages are missing or not an array. Rows that are not objects
+// It returns an error wrapping adapters.ErrMalformed when sessionKey is empty or no key (see
+// adapters.CheckID), when result is not a JSON object, or when its messages are missing or not
+// an array. Rows that are not objects
 // are skipped.
 func DecodeChatHistory(sessionKey string, result json.RawMessage) ([]adapters.Event, error) {
 	if sessionKey == "" {
 		return nil, adapters.Malformed("%s: no session key", NameChatHistory)
+	}
+	if err := adapters.CheckID(NameChatHistory+": session key", sessionKey); err != nil {
+		return nil, err
 	}
 	var h ChatHistory
 	if err := adapters.DecodeObject(NameChatHistory+" result", result, &h); err != nil {

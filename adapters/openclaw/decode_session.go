@@ -13,8 +13,8 @@ import (
 // sessions.subscribe called with list parameters ({subscribed, list: {sessions, …}}), into one
 // KindSessionStart event per session, named NameSessionsList, with the fields DecodeEvent
 // gives a sessions.changed row and At the session's creation time. Parents come before their
-// children; otherwise the result's order is kept. Rows that are not objects or have no key are
-// skipped. A bare subscription acknowledgement ({subscribed: true}) yields nothing.
+// children; otherwise the result's order is kept. Rows that are not objects, have no key, or
+// name a key no record may have (see adapters.CheckID) are skipped. A bare subscription acknowledgement ({subscribed: true}) yields nothing.
 //
 // It returns an error wrapping adapters.ErrMalformed when result is not a JSON object, or has
 // no sessions array.
@@ -41,7 +41,8 @@ func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 	rows := make([]SessionRow, 0, len(elems))
 	for _, raw := range elems {
 		var row SessionRow
-		if adapters.DecodeObject("session", raw, &row) == nil && row.Key != "" {
+		if adapters.DecodeObject("session", raw, &row) == nil && row.Key != "" &&
+			adapters.CheckID("key", row.Key) == nil && adapters.CheckID("spawnedBy", rowParent(row)) == nil {
 			rows = append(rows, row)
 		}
 	}
@@ -60,7 +61,8 @@ func DecodeSessionList(result json.RawMessage) ([]adapters.Event, error) {
 // for a session the Gateway does not know, yields nothing.
 //
 // It returns an error wrapping adapters.ErrMalformed when result is not a JSON object, or its
-// session is neither null nor an object with a key.
+// session is neither null nor an object with a key, or names a key no record may have (see
+// adapters.CheckIDs).
 func DecodeSessionDescribe(result json.RawMessage) ([]adapters.Event, error) {
 	var d SessionDescription
 	if err := adapters.DecodeObject(NameSessionsDescribe+" result", result, &d); err != nil {
@@ -76,8 +78,11 @@ func DecodeSessionDescribe(result json.RawMessage) ([]adapters.Event, error) {
 	if row.Key == "" {
 		return nil, adapters.Malformed("%s session: key missing, empty or not a string", NameSessionsDescribe)
 	}
-	return []adapters.Event{sessionEvent(adapters.KindSessionStart, NameSessionsDescribe, row.Key, row,
-		cmp.Or(row.CreatedAt, row.UpdatedAt).Time())}, nil
+	ev := sessionEvent(adapters.KindSessionStart, NameSessionsDescribe, row.Key, row, cmp.Or(row.CreatedAt, row.UpdatedAt).Time())
+	if err := adapters.CheckIDs(ev); err != nil {
+		return nil, err
+	}
+	return []adapters.Event{ev}, nil
 }
 
 // decodeSessionsChanged maps a sessions.changed payload; see DecodeEvent.

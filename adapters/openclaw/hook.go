@@ -84,14 +84,15 @@ type HookAgentContext struct {
 //   - before_compaction: KindPreCompact for ctx.sessionKey;
 //   - after_compaction: KindCompacted for ctx.sessionKey.
 //
-// Scope is the agentId of the session's key ("" when the key does not parse), and
-// TranscriptPath and Cwd come from event.sessionFile and ctx.workspaceDir when given.
+// Scope is the agentId of the session's key, and TranscriptPath and Cwd come from
+// event.sessionFile and ctx.workspaceDir when given.
 //
 // A hook it does not know decodes to KindUnknown, with SessionID ctx.sessionKey when that is a
 // string, and no error. It returns an error wrapping adapters.ErrMalformed when body is not a
 // JSON object, hook is missing or not a string, event or ctx is present but neither an object
-// nor null, or a known hook lacks the session key it is about. A field of an unexpected JSON
-// type is treated as absent.
+// nor null, a known hook lacks the session key it is about, or a key it names is no id (see
+// adapters.CheckID) or no OpenClaw session key (ParseSessionKey fails: agent:… with a
+// malformed agent id or an empty rest). A field of an unexpected JSON type is treated as absent.
 func DecodeHook(body []byte) (adapters.Event, error) {
 	var req HookRequest
 	if err := hookObject("hook body", body, &req); err != nil {
@@ -156,11 +157,17 @@ func DecodeHook(body []byte) (adapters.Event, error) {
 }
 
 // checkedIDs returns ev, or an error when a session key it names cannot be an id (see
-// adapters.CheckID): a stray or broken call is stored as no session.
+// adapters.CheckID) or is no OpenClaw session key (see ParseSessionKey: agent:<agentId>:<rest>
+// with a well-formed agent id, or a legacy key without the agent: prefix): a stray or broken
+// call is stored as no session.
 func checkedIDs(ev adapters.Event) (adapters.Event, error) {
 	for field, id := range map[string]string{"session key": ev.SessionID, "requester session key": ev.ParentSessionID} {
 		if err := adapters.CheckID(ev.Name+": "+field, id); err != nil {
 			return adapters.Event{}, err
+		}
+		if _, err := ParseSessionKey(id); id != "" && err != nil {
+			return adapters.Event{}, adapters.Malformed("%s: %s %q is no OpenClaw session key: want agent:<agentId>:<rest>, agentId [a-z0-9][a-z0-9_-]{0,63}",
+				ev.Name, field, id)
 		}
 	}
 	return ev, nil

@@ -46,8 +46,6 @@ func TestDecodeHook(t *testing.T) {
 			Harness: "openclaw", Kind: adapters.KindSessionUpdate, Name: "subagent_spawned", Scope: "main", SessionID: "agent:main:subagent:9"}},
 		{"SubagentSpawnedSelfParent", `{"hook":"subagent_spawned","event":{"childSessionKey":"agent:main:subagent:9"},"ctx":{"requesterSessionKey":"agent:main:subagent:9"}}`, adapters.Event{
 			Harness: "openclaw", Kind: adapters.KindSessionUpdate, Name: "subagent_spawned", Scope: "main", SessionID: "agent:main:subagent:9"}},
-		{"SubagentSpawnedUnparsableKey", `{"hook":"subagent_spawned","event":{"childSessionKey":"agent::x"},"ctx":{"requesterSessionKey":"agent:main:main"}}`, adapters.Event{
-			Harness: "openclaw", Kind: adapters.KindSessionUpdate, Name: "subagent_spawned", SessionID: "agent::x", ParentSessionID: "agent:main:main"}},
 		{"BeforeCompaction", hookBefore, adapters.Event{
 			Harness: "openclaw", Kind: adapters.KindPreCompact, Name: "before_compaction", Scope: "ops", SessionID: "agent:ops:main",
 			TranscriptPath: "/home/dev/.openclaw/agents/ops/sessions/s1.jsonl", Cwd: "/home/dev/work"}},
@@ -100,6 +98,11 @@ func TestDecodeHook_Malformed(t *testing.T) {
 		`{"hook":"after_compaction","event":{},"ctx":{"sessionKey":5}}`,
 		`{"hook":"after_compaction","event":[],"ctx":{"sessionKey":"agent:main:main"}}`,
 		`{"hook":"session_end","ctx":"agent:main:main"}`,
+		// Keys that are no OpenClaw session key (its classifySessionKeyShape: malformed_agent).
+		`{"hook":"subagent_spawned","event":{"childSessionKey":"agent::x"},"ctx":{"requesterSessionKey":"agent:main:main"}}`,
+		`{"hook":"subagent_spawned","event":{"childSessionKey":"agent:main:subagent:1"},"ctx":{"requesterSessionKey":"agent:no such agent:main"}}`,
+		`{"hook":"before_compaction","ctx":{"sessionKey":"agent:main:"}}`,
+		`{"hook":"session_end","ctx":{"sessionKey":"agent:-x:main"}}`,
 	}
 	for _, body := range bodies {
 		ev, err := openclaw.DecodeHook([]byte(body))
@@ -110,7 +113,7 @@ func TestDecodeHook_Malformed(t *testing.T) {
 }
 
 func FuzzDecodeHook(f *testing.F) {
-	for _, seed := range []string{hookSpawned, hookBefore, hookAfter, `{"hook":"x"}`, `{"hook":"subagent_spawned","ctx":{"childSessionKey":"k"}}`, `null`, `{"hook":"after_compaction","ctx":{"sessionKey":"agent:A:B"}}`} {
+	for _, seed := range []string{hookSpawned, hookBefore, hookAfter, `{"hook":"x"}`, `{"hook":"subagent_spawned","ctx":{"childSessionKey":"k"}}`, `null`, `{"hook":"after_compaction","ctx":{"sessionKey":"agent:A:B"}}`, `{"hook":"before_compaction","ctx":{"sessionKey":"agent::B"}}`} {
 		f.Add([]byte(seed))
 	}
 	known := []string{openclaw.HookSubagentSpawned, openclaw.HookBeforeCompaction, openclaw.HookAfterCompaction}
@@ -134,6 +137,14 @@ func FuzzDecodeHook(f *testing.F) {
 		}
 		if ev.ParentSessionID != "" && ev.ParentSessionID == ev.SessionID {
 			t.Fatalf("session %q is its own parent", ev.SessionID)
+		}
+		if err := adapters.CheckIDs(ev); err != nil {
+			t.Fatalf("decoded a key no record may have: %v", err)
+		}
+		for _, key := range []string{ev.SessionID, ev.ParentSessionID} {
+			if _, err := openclaw.ParseSessionKey(key); key != "" && err != nil {
+				t.Fatalf("decoded %q, no OpenClaw session key: %v", key, err)
+			}
 		}
 	})
 }

@@ -46,8 +46,8 @@ func DecodeHeader(data []byte) (Header, error) {
 // yields the same events), and the directory becomes Event.Cwd where the event names none.
 //
 // It returns an error wrapping adapters.ErrMalformed when data is not a JSON object, has no
-// type (or a global frame no payload object), or is an event listed below without the object
-// or id it must carry. An event type not listed decodes to no events and no error
+// type (or a global frame no payload object), is an event listed below without the object
+// or id it must carry, or names an id no record may have (see adapters.CheckIDs). An event type not listed decodes to no events and no error
 // (server.connected, server.heartbeat, session.diff, session.error, message.part.delta, …).
 // Fields of an unexpected JSON type are left zero rather than failing the frame.
 //
@@ -86,6 +86,9 @@ func DecodeFrame(data []byte) ([]adapters.Event, error) {
 	evs, err := decodeEvent(h.Type, props)
 	if err != nil {
 		return nil, err
+	}
+	if err := adapters.CheckIDs(evs...); err != nil {
+		return nil, err // stored as nothing: the client logs and counts the frame as malformed
 	}
 	if h.Directory != "" && h.Directory != globalDirectory {
 		for i := range evs {

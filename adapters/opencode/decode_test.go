@@ -465,6 +465,9 @@ func FuzzDecodeFrame(f *testing.F) {
 		`{"type":"message.part.updated","properties":{"sessionID":"s","part":{"id":"p","type":"tool","tool":"task","callID":"c","state":{"status":"error","error":"Cancelled","output":"<task id=\"x\" state=\"error\"><task_error>e</task_error></task>"}}}}`,
 		`{"type":"message.part.updated","properties":{"sessionID":"s","part":{"id":"p","type":"tool","tool":"x","state":{"status":"completed","input":{"filePath":"/a"},"output":"` + strings.Repeat("x", 5000) + `"}}}}`,
 		"{\"type\":\"message.part.updated\",\"properties\":{\"sessionID\":\"s\",\"part\":{\"id\":\"p\",\"type\":\"text\",\"text\":\"bad \xff\"}}}",
+		"{\"type\":\"session.created\",\"properties\":{\"info\":{\"id\":\"ses_\xff\"}}}",
+		`{"type":"session.created","properties":{"info":{"id":"ses_c","parentID":"ses_\u0007"}}}`,
+		`{"type":"message.part.updated","properties":{"sessionID":"s","part":{"id":"p","type":"tool","tool":"task","callID":"c\u0000","state":{"status":"running"}}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -154,6 +154,9 @@ func checkEvents(t *testing.T, evs []adapters.Event) {
 		if ev.Harness != "opencode" || ev.Kind == "" || ev.Kind == adapters.KindUnknown || ev.Name == "" || ev.SessionID == "" {
 			t.Fatalf("decoded %+v: Harness, Kind, Name and SessionID must be set", ev)
 		}
+		if err := adapters.CheckIDs(ev); err != nil {
+			t.Fatalf("decoded an id no record may have: %v", err)
+		}
 		switch ev.Kind {
 		case adapters.KindTurns:
 			if len(ev.Turns) == 0 {

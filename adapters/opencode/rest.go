@@ -12,7 +12,8 @@ import (
 // session infos) into one KindSessionStart event per session, named NameSessionList, with the
 // fields DecodeFrame gives session.created: SessionID, ParentSessionID, Title, AgentName, Cwd,
 // At from time.created. Parents come before their children; otherwise the reply's order is
-// kept. Elements that are not objects or have no id are skipped.
+// kept. Elements that are not objects, have no id, or name an id no record may have (see
+// adapters.CheckID) are skipped.
 //
 // It returns an error wrapping adapters.ErrMalformed when b is not a JSON array.
 func DecodeSessionList(b []byte) ([]adapters.Event, error) {
@@ -23,7 +24,8 @@ func DecodeSessionList(b []byte) ([]adapters.Event, error) {
 	infos := make([]SessionInfo, 0, len(elems))
 	for _, raw := range elems {
 		var in SessionInfo
-		if adapters.DecodeObject("session", raw, &in) == nil && in.ID != "" {
+		if adapters.DecodeObject("session", raw, &in) == nil && in.ID != "" &&
+			adapters.CheckID("id", in.ID) == nil && adapters.CheckID("parentID", in.ParentID) == nil {
 			infos = append(infos, in)
 		}
 	}
@@ -65,11 +67,16 @@ func depths(infos []SessionInfo) map[string]int {
 // part is its message's role here rather than inferred. The empty reply yields no events.
 // Elements and parts of an unexpected shape are skipped.
 //
-// It returns an error wrapping adapters.ErrMalformed when sessionID is empty or b is not a JSON
-// array.
+// A task call naming an id no record may have (see adapters.CheckIDs) yields no spawn.
+//
+// It returns an error wrapping adapters.ErrMalformed when sessionID is empty or no id (see
+// adapters.CheckID), or b is not a JSON array.
 func DecodeMessages(sessionID string, b []byte) ([]adapters.Event, error) {
 	if sessionID == "" {
 		return nil, adapters.Malformed("messages: session id empty")
+	}
+	if err := adapters.CheckID("messages: session id", sessionID); err != nil {
+		return nil, err
 	}
 	elems, err := decodeArray("messages of "+sessionID, b)
 	if err != nil {
@@ -92,7 +99,7 @@ func DecodeMessages(sessionID string, b []byte) ([]adapters.Event, error) {
 			if t, ok := partTurn(p, m.Info.Role); ok {
 				turns.Turns = append(turns.Turns, t)
 			}
-			if ev, ok := taskEvent(NameMessages, sessionID, p, millis(m.Info.Time.Created)); ok {
+			if ev, ok := taskEvent(NameMessages, sessionID, p, millis(m.Info.Time.Created)); ok && adapters.CheckIDs(ev) == nil {
 				spawns = append(spawns, ev)
 			}
 		}

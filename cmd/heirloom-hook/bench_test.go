@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"os"
 	"os/exec"
@@ -88,9 +89,10 @@ func startSidecar(b *testing.B, env []string) string {
 	return ""
 }
 
-// runRow starts row once with a SessionStart payload for session id on stdin and returns how
-// long the process took and its stderr.
-func runRow(b *testing.B, row benchRow, env []string, id string) (time.Duration, string) {
+// runRow starts row once with a SessionStart payload on stdin, for the session label names
+// (see benchSessionID), and returns how long the process took and its stderr.
+func runRow(b *testing.B, row benchRow, env []string, label string) (time.Duration, string) {
+	id := benchSessionID(label)
 	payload := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/nonexistent/%s.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`, id, id)
 	cmd := exec.Command(row.argv[0], row.argv[1:]...)
 	cmd.Env = env
@@ -227,4 +229,12 @@ func sumInitTrace(stderr string) (n int, ms float64) {
 		ms += v
 	}
 	return n, ms
+}
+
+// benchSessionID is a Claude Code session id (a UUID, the only shape heirloom takes) made from
+// label, the same for the same label.
+func benchSessionID(label string) string {
+	h := fnv.New64a()
+	h.Write([]byte(label))
+	return fmt.Sprintf("5e550000-0000-4000-8000-%012x", h.Sum64()&(1<<48-1))
 }
