@@ -141,7 +141,7 @@ func TestSubagentStart_Cost(t *testing.T) {
 	// facts ledger, a record of its own, is one more Get. The delivery's record (what `heirloom
 	// explain` shows) is one Iterator (a seek for the session's last number) and one unsynced
 	// Commit.
-	want := kv.Stats{Gets: 10, Iterators: 8, Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 3}
+	want := kv.Stats{Gets: 10, Iterators: 8, Sessions: 2, Runs: 2, Checkpoints: 1, Commits: 3, Unsynced: 1}
 	got := empty
 	got.Turns = 0
 	if got != want {
@@ -195,7 +195,7 @@ func TestInject_Cost(t *testing.T) {
 	// Gets and Iterators as measured with the search index on: the child, the parent's session
 	// record, its turns, its checkpoint and its facts ledger; the delivery's record, one seek
 	// and one unsynced commit.
-	want := kv.Stats{Gets: 4, Iterators: 3, Sessions: 2, Checkpoints: 1, Commits: 1}
+	want := kv.Stats{Gets: 4, Iterators: 3, Sessions: 2, Checkpoints: 1, Commits: 1, Unsynced: 1}
 	got := empty
 	got.Turns = 0
 	if got != want {

@@ -48,8 +48,9 @@ type Engine struct {
 	checkpoints flights // checkpoints written in the background, by session
 	heard       heard   // when each harness was last heard from (LastHeard)
 	first       harnessFirst
-	counts      counts  // blocks delivered and runs ended, for /metrics
-	catchups    flights // transcripts read in the background, by session
+	searching   chan struct{} // a token per search running (see Search)
+	counts      counts        // blocks delivered and runs ended, for /metrics
+	catchups    flights       // transcripts read in the background, by session
 	ctx         context.Context
 	cancel      context.CancelFunc
 	life        sync.Mutex // guards closing and wg.Add against Close
@@ -99,6 +100,8 @@ func New(store *kv.Store, scope string) *Engine {
 		Logger: hclog.NewNullLogger(),
 		Now:    time.Now,
 		Feed:   &Feed{},
+
+		searching: make(chan struct{}, searchesAtOnce),
 	}
 	if store != nil {
 		store.OnCommit = e.observe

@@ -51,6 +51,10 @@ type InvalidError struct{ Message string }
 
 func (e *InvalidError) Error() string { return e.Message }
 
+// searchesAtOnce is how many searches run at once (see Search); the machine has few cores and
+// each holds its candidates in memory.
+const searchesAtOnce = 2
+
 // searchRoles are the roles a search may filter by.
 var searchRoles = map[string]bool{"": true, "user": true, "assistant": true, "tool": true, "system": true}
 
@@ -66,6 +70,15 @@ func (e *Engine) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	parsed, err := search.Parse(q.Query)
 	if err != nil {
 		return SearchResult{}, &InvalidError{Message: err.Error()}
+	}
+	// A search of common words over a large store holds a candidate for every turn that has
+	// them (tens of MiB at a GB of transcripts): at most searchesAtOnce run together, so that
+	// memory stays bounded however many are asked for; the rest wait their turn.
+	select {
+	case e.searching <- struct{}{}:
+		defer func() { <-e.searching }()
+	case <-ctx.Done():
+		return SearchResult{}, ctx.Err()
 	}
 	scope := q.Scope
 	if scope == "" {
