@@ -212,7 +212,8 @@ func TestServeSecondInstanceRefused(t *testing.T) {
 // TestServeGracefulShutdown: SIGTERM lets an in-flight request finish and exits 0.
 func TestServeGracefulShutdown(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	s := startServe(t, dataDir, baseEnv(t), "--log-format", "json")
+	// Request lines are at debug (never an INFO line per hook).
+	s := startServe(t, dataDir, baseEnv(t), "--log-format", "json", "--log-level", "debug")
 	status, _ := postHook(t, s.url, sessionStart(sessionID, t.TempDir()))
 	if status != http.StatusOK {
 		t.Fatalf("got %d", status)
