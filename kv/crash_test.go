@@ -260,7 +260,7 @@ func TestCrashes(t *testing.T) {
 	seeds, ops, keeps := 3, 120, []int{0, 50, 100}
 	long := os.Getenv("HEIRLOOM_LONG") != ""
 	if long {
-		seeds, ops = 20, 400
+		seeds, ops = 10, 300
 	}
 	points, lost := 0, 0
 	for seed := range seeds {
