@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -384,36 +383,20 @@ func hasClose(closes []gatewaytest.Close, n, code int) bool {
 	return false
 }
 
-// refusingSink refuses every event while refuse is set (a store whose disk is full), and keeps
-// the rest.
-type refusingSink struct {
-	streamtest.Sink
-	refuse  atomic.Bool
-	refused atomic.Int64
-}
-
-func (s *refusingSink) Consume(ctx context.Context, ev adapters.Event) error {
-	if s.refuse.Load() {
-		s.refused.Add(1)
-		return errors.New("disk full")
-	}
-	return s.Sink.Consume(ctx, ev)
-}
-
 // Once the Sink takes events again after refusing some, the client resyncs on the same
 // connection, so what was refused comes back from the Gateway without waiting for a reconnect.
 func TestClientResyncsWhatTheSinkRefused(t *testing.T) {
 	streamtest.CheckGoroutines(t)
 	srv := newGateway(t)
-	sink := &refusingSink{}
+	sink := &streamtest.RefusingSink{}
 	c := newTestClient(t, srv.URL(), sink)
 	openClient(t, c, srv)
 	streamtest.WaitFor(t, streamtest.Patience, "the first resync", func() bool { return c.Stats().Resyncs == 1 })
-	sink.refuse.Store(true)
+	sink.Refuse.Store(true)
 	srv.SetSessions(sessionRow("agent:main:lost", "", "refused while the disk was full"))
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-1", "refused"))
-	streamtest.WaitFor(t, streamtest.Patience, "the refusal", func() bool { return sink.refused.Load() > 0 })
-	sink.refuse.Store(false)
+	streamtest.WaitFor(t, streamtest.Patience, "the refusal", func() bool { return sink.Refused.Load() > 0 })
+	sink.Refuse.Store(false)
 	srv.Emit("session.message", messagePayload("agent:main:main", "msg-2", "taken"))
 	streamtest.WaitFor(t, streamtest.Patience, "the refused session, read back", func() bool {
 		return sink.Index(named(openclaw.NameSessionsList, "agent:main:lost")) >= 0

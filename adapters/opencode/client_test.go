@@ -1,13 +1,10 @@
 package opencode_test
 
 import (
-	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,30 +408,14 @@ func TestClientBrokenEventStream(t *testing.T) {
 	}
 }
 
-// refusingSink refuses every event while refuse is set (a store whose disk is full), and keeps
-// the rest.
-type refusingSink struct {
-	streamtest.Sink
-	refuse  atomic.Bool
-	refused atomic.Int64
-}
-
-func (s *refusingSink) Consume(ctx context.Context, ev adapters.Event) error {
-	if s.refuse.Load() {
-		s.refused.Add(1)
-		return errors.New("disk full")
-	}
-	return s.Sink.Consume(ctx, ev)
-}
-
 // Once the Sink takes events again after refusing some, the client resyncs, so what was refused
 // comes back from the server without waiting for a reconnect.
 func TestClientResyncsWhatTheSinkRefused(t *testing.T) {
 	streamtest.CheckGoroutines(t)
 	srv := newFakeServer(t)
 	srv.setSessions(sessionInfo("ses_a", 1))
-	sink := &refusingSink{}
-	sink.refuse.Store(true)
+	sink := &streamtest.RefusingSink{}
+	sink.Refuse.Store(true)
 	next := make(chan struct{})
 	srv.stream = func(w *sseWriter, r *http.Request, n int) {
 		w.send(frameConnected)
@@ -450,11 +431,11 @@ func TestClientResyncsWhatTheSinkRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The resync's session list, then the streamed part: both refused.
-	streamtest.WaitFor(t, streamtest.Patience, "the refusals", func() bool { return sink.refused.Load() >= 2 })
+	streamtest.WaitFor(t, streamtest.Patience, "the refusals", func() bool { return sink.Refused.Load() >= 2 })
 	// The server has the refused part, as OpenCode keeps it; the sink takes events again.
 	srv.setSessions(sessionInfo("ses_a", 2))
 	srv.setMessages("ses_a", messagesReply("ses_a", "prt_lost", "refused while the disk was full"))
-	sink.refuse.Store(false)
+	sink.Refuse.Store(false)
 	close(next)
 	streamtest.WaitFor(t, streamtest.Patience, "the refused part, read back", func() bool {
 		return sink.Index(withText("refused while the disk was full")) >= 0

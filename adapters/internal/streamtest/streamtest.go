@@ -5,9 +5,11 @@ package streamtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/heirloom-dev/heirloom/adapters"
@@ -82,6 +84,23 @@ func (l *Logger) Contains(part string) bool { return l.Count(part) > 0 }
 func CheckGoroutines(t testing.TB) {
 	t.Helper()
 	leaktest.Check(t)
+}
+
+// RefusingSink is a Sink that refuses every event while Refuse is set (a store whose disk is
+// full), counting them in Refused, and keeps the rest.
+type RefusingSink struct {
+	Sink
+	Refuse  atomic.Bool
+	Refused atomic.Int64
+}
+
+// Consume refuses ev while Refuse is set, else keeps it.
+func (s *RefusingSink) Consume(ctx context.Context, ev adapters.Event) error {
+	if s.Refuse.Load() {
+		s.Refused.Add(1)
+		return errors.New("disk full")
+	}
+	return s.Sink.Consume(ctx, ev)
 }
 
 // Sink is an adapters.Sink that keeps every event it is given and refuses none. The zero Sink is
