@@ -340,3 +340,14 @@ func (f *flights) wait(ctx context.Context, key string, d time.Duration) bool {
 	}
 	return false
 }
+
+// warn logs a failed write at Warn, or at Debug when the disk is full: the store says that once
+// a minute, and every call on a full disk would otherwise say it again.
+func (e *Engine) warn(msg string, err error, args ...any) {
+	args = append(args, "error", err)
+	if errors.Is(err, kv.ErrDiskFull) {
+		e.Logger.Debug(msg, args...)
+		return
+	}
+	e.Logger.Warn(msg, args...)
+}

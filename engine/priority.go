@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
-
-	"github.com/heirloom-dev/heirloom/kv"
 )
 
 // streamYield is the longest a streamed event waits for a harness's calls in flight to finish
@@ -73,15 +70,4 @@ func (h *harnessFirst) wait(ctx context.Context) {
 	h.mu.Lock()
 	h.waited += time.Since(now)
 	h.mu.Unlock()
-}
-
-// warn logs a failed write at Warn, or at Debug when the disk is full: the store says that once
-// a minute, and every call on a full disk would otherwise say it again.
-func (e *Engine) warn(msg string, err error, args ...any) {
-	args = append(args, "error", err)
-	if errors.Is(err, kv.ErrDiskFull) {
-		e.Logger.Debug(msg, args...)
-		return
-	}
-	e.Logger.Warn(msg, args...)
 }

@@ -277,8 +277,8 @@ func (s *Store) allowWrite() error {
 // fullError says why writes are refused; without the data dir's path, so that /readyz, which
 // needs no token, can say it.
 func (s *Store) fullError(g *spaceGuard) error {
-	return fmt.Errorf("%w: %s free of %s on the data dir's filesystem, under the %s heirloom keeps in reserve (a quarter of it in %s); writes are refused (reads go on) and resume by themselves when space returns",
-		ErrDiskFull, sizeOf(g.free.Load()), sizeOf(g.total.Load()), sizeOf(uint64(g.reserve)), ballastName)
+	return fmt.Errorf("%w: %s free of %s on the data dir's filesystem, under the %s heirloom keeps in reserve; writes are refused (reads go on) and resume by themselves when space returns",
+		ErrDiskFull, sizeOf(g.free.Load()), sizeOf(g.total.Load()), sizeOf(uint64(g.reserve)))
 }
 
 // wrote counts n bytes committed, asking for a reading once an eighth of the reserve was
