@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/codex"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/condense"
@@ -93,6 +95,7 @@ func harnesses() *adapters.Registry {
 		claudecode.Registration(),
 		opencode.Registration(),
 		openclaw.Registration(),
+		codex.Registration(),
 	)
 	if err != nil {
 		panic(err) // the list above is fixed: a mistake in it fails every test
@@ -110,7 +113,7 @@ func NewMain(cfg config.Config, logOut io.Writer) *Main {
 // engineConfig copies the engine's settings out of cfg.
 func engineConfig(cfg config.Config) engine.Config {
 	c := engine.DefaultConfig()
-	c.TranscriptRoots = cfg.Adapters.ClaudeCode.TranscriptRoots
+	c.TranscriptRoots = append(slices.Clip(cfg.Adapters.ClaudeCode.TranscriptRoots), cfg.Adapters.Codex.TranscriptRoots...)
 	c.HookReadBytes = cfg.Adapters.ClaudeCode.HookReadBytes
 	c.MaxReadBytes = cfg.Adapters.ClaudeCode.MaxReadBytes
 	c.MaxContextChars = cfg.Adapters.ClaudeCode.MaxContextChars

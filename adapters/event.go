@@ -259,6 +259,13 @@ type SubagentMeta struct {
 	Description string // the spawn's description
 	ToolUseID   string // the spawning tool call's id: confirms which spawn started this sub-agent
 	SpawnDepth  int    // 1 for a child of a top-level session, 2 for a grandchild, …
+	// ParentID is the harness-native id of the thread that spawned the sub-agent, when the
+	// harness records it (Codex: session_meta's parent_thread_id, the root's id for a child of
+	// the root); "" when it does not. It is exact, and wins over any pairing.
+	ParentID string
+	// ThreadID is the sub-agent's own harness-native id as the metadata names it, "" when it
+	// does not: a metadata file naming another sub-agent than the one asked about is ignored.
+	ThreadID string
 }
 
 // SubagentMetas reads the sub-agent metadata files a harness keeps.

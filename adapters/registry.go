@@ -40,6 +40,11 @@ type Registration struct {
 	// the events report its child. False: runs are named by the spawning call (Claude Code's
 	// tool_use_id, OpenCode's callID), and an allowed spawn is recorded at once, pending.
 	RunsByChild bool
+	// SpawnReceipts says the spawning tool returns the new sub-agent's id before the sub-agent
+	// starts (Codex: spawn_agent answers {"agent_id"} at once, and its PostToolUse may come
+	// before the sub-agent's SubagentStart): the spawn's result then records which sub-agent
+	// serves it, and that sub-agent's start pairs with it exactly.
+	SpawnReceipts bool
 }
 
 // Plugin is what the sidecar needs of a harness that reaches heirloom through a plugin of its

@@ -19,6 +19,10 @@ import (
 // "~/" is expanded.
 const defaultTranscriptRoot = "~/.claude/projects"
 
+// defaultCodexRoot is where Codex CLI keeps its rollout files ($CODEX_HOME/sessions, CODEX_HOME
+// being ~/.codex unless set), before "~/" is expanded.
+const defaultCodexRoot = "~/.codex/sessions"
+
 // Config is the whole configuration. Keys are the koanf tags joined with ".",
 // e.g. "log.level". A zero Config is not valid: start from [Default] or [Load].
 type Config struct {
@@ -215,6 +219,18 @@ type Adapters struct {
 	OpenCode OpenCode `koanf:"opencode"`
 	// OpenClaw configures the OpenClaw adapter.
 	OpenClaw OpenClaw `koanf:"openclaw"`
+	// Codex configures the Codex CLI adapter.
+	Codex Codex `koanf:"codex"`
+}
+
+// Codex configures the Codex CLI adapter. Its hooks share the Claude Code
+// adapter's read limits (hook_read_bytes, max_read_bytes) and context cap.
+type Codex struct {
+	// TranscriptRoots are the directories Codex rollout files may be read
+	// from; a transcript_path outside them is ignored. "~/" is expanded at
+	// load and every root must then be absolute. Default
+	// ["~/.codex/sessions"]; empty reads none.
+	TranscriptRoots []string `koanf:"transcript_roots"`
 }
 
 // OpenClaw configures the OpenClaw adapter.
@@ -350,7 +366,8 @@ func Default(home, xdgDataHome string) Config {
 			MaxReadBytes:    eng.MaxReadBytes,
 			Upstream:        Upstream{Timeout: proxy.DefaultUpstreamTimeout, Headers: map[string]string{}},
 		}, OpenCode: OpenCode{Servers: []OpenCodeServer{}},
-			OpenClaw: OpenClaw{DescribeWait: eng.DescribeWait}},
+			OpenClaw: OpenClaw{DescribeWait: eng.DescribeWait},
+			Codex:    Codex{TranscriptRoots: []string{expandHome(defaultCodexRoot, home)}}},
 	}
 }
 

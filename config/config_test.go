@@ -36,7 +36,8 @@ func TestDefault(t *testing.T) {
 			MaxReadBytes:    4 << 20,
 			Upstream:        config.Upstream{Timeout: 5 * time.Second, Headers: map[string]string{}},
 		}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{}},
-			OpenClaw: config.OpenClaw{DescribeWait: 300 * time.Millisecond}},
+			OpenClaw: config.OpenClaw{DescribeWait: 300 * time.Millisecond},
+			Codex:    config.Codex{TranscriptRoots: []string{"/home/u/.codex/sessions"}}},
 	}
 	got := config.Default("/home/u", "")
 	if !reflect.DeepEqual(got, want) {

@@ -41,6 +41,8 @@ var docs = map[string]string{
 	"adapters.claude_code.upstream.timeout":  "How long a forwarded call may take before heirloom replies with its context alone.",
 	"adapters.claude_code.upstream.headers":  "Extra request headers, name: value (in the environment: Name=value,Name2=value2).",
 	"adapters.claude_code.upstream.token":    "Bearer token sent to the upstream; empty sends none.",
+	"adapters.codex":                         "Codex CLI (its hooks share claude_code's read limits and context cap).",
+	"adapters.codex.transcript_roots":        "Directories Codex rollout files may be read from (absolute, or starting with ~/).",
 	"adapters.opencode":                      "OpenCode.",
 	"adapters.opencode.servers":              "OpenCode servers to follow: URLs, or {url, password, directory} items.",
 	"adapters.openclaw":                      "OpenClaw.",
@@ -89,6 +91,7 @@ func Example() string {
 	c := Default("", "")
 	c.DataDir = "~/.local/share/heirloom"
 	c.Adapters.ClaudeCode.TranscriptRoots = []string{defaultTranscriptRoot}
+	c.Adapters.Codex.TranscriptRoots = []string{defaultCodexRoot}
 
 	var b strings.Builder
 	b.WriteString(`# heirloom configuration, with every key at its default.

@@ -41,7 +41,7 @@ func TestExample_Uncommented(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if got, want := len(values), 41; got != want {
+	if got, want := len(values), 42; got != want {
 		t.Errorf("got %d keys, want %d", got, want)
 	}
 	path := writeConfig(t, b.String())

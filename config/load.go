@@ -102,9 +102,10 @@ func Load(in Input) (*Loaded, error) {
 		cc.HookReadBytes = cc.MaxReadBytes
 		origins["adapters.claude_code.hook_read_bytes"] = "default, lowered to max_read_bytes"
 	}
-	roots := c.Adapters.ClaudeCode.TranscriptRoots
-	for i := range roots {
-		roots[i] = expandHome(roots[i], in.Home)
+	for _, roots := range [][]string{c.Adapters.ClaudeCode.TranscriptRoots, c.Adapters.Codex.TranscriptRoots} {
+		for i := range roots {
+			roots[i] = expandHome(roots[i], in.Home)
+		}
 	}
 
 	if problems := c.problems(); len(problems) > 0 {

@@ -98,7 +98,7 @@ inherit:
 			t.Errorf("origin of %s: got %q, want %q", key, got, origin)
 		}
 	}
-	if got, want := len(l.Origins), 41; got != want {
+	if got, want := len(l.Origins), 42; got != want {
 		t.Errorf("got %d origins, want %d (one per key)", got, want)
 	}
 }
@@ -149,7 +149,8 @@ func TestLoad_Testdata(t *testing.T) {
 			}, OpenCode: config.OpenCode{Servers: []config.OpenCodeServer{
 				{URL: "http://127.0.0.1:4096", Password: "pw", Directory: "/srv/app"},
 				{URL: "http://127.0.0.1:4097"},
-			}}, OpenClaw: config.OpenClaw{URL: "ws://127.0.0.1:18790", Token: "gw-secret", DescribeWait: time.Second}},
+			}}, OpenClaw: config.OpenClaw{URL: "ws://127.0.0.1:18790", Token: "gw-secret", DescribeWait: time.Second},
+				Codex: config.Codex{TranscriptRoots: []string{"/home/u/.codex/sessions"}}},
 		}},
 		{"partial.yaml", partial},
 		{"empty.yaml", def},

@@ -31,6 +31,7 @@ adapters.claude_code.upstream.headers: {}  # default
 adapters.claude_code.upstream.timeout: "5s"  # default
 adapters.claude_code.upstream.token: ""  # default
 adapters.claude_code.upstream.url: ""  # default
+adapters.codex.transcript_roots: ["/home/u/.codex/sessions"]  # default
 adapters.openclaw.describe_wait: "300ms"  # default
 adapters.openclaw.token: ""  # default
 adapters.openclaw.url: ""  # default

@@ -120,6 +120,14 @@ func (c *Config) problems() []*Error {
 			bad("adapters.claude_code.transcript_roots", root, "is not an absolute path")
 		}
 	}
+	for _, root := range c.Adapters.Codex.TranscriptRoots {
+		switch {
+		case strings.HasPrefix(root, "~"):
+			bad("adapters.codex.transcript_roots", root, "cannot be expanded: the home directory is unknown")
+		case !filepath.IsAbs(root):
+			bad("adapters.codex.transcript_roots", root, "is not an absolute path")
+		}
+	}
 	if cc.HookReadBytes <= 0 {
 		bad("adapters.claude_code.hook_read_bytes", cc.HookReadBytes, "must be greater than 0")
 	}

@@ -68,6 +68,12 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 	case adapters.KindSessionStart:
 		return withContext(e.sessionStart(ctx, h, ev, sess))
 	case adapters.KindPrompt:
+		if ev.AgentID != "" {
+			// A sub-agent's prompt (Codex: its task, or a message sent to it): the sub-agent's
+			// transcript is read. It gets no context: its SubagentStart gave the inherited block.
+			_, err := e.ingestID(ctx, h, issuerID(ev), sess.ID)
+			return adapters.Answer{}, err
+		}
 		// The prompt is counted once its transcript record is stored (see kv.Session.Prompts).
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
@@ -85,6 +91,20 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 			recent = e.recentFromFile(h, sess, e.Config.HookReadBytes)
 		}
 		return adapters.Answer{}, e.preCompactionCheckpoint(ctx, e.Scope, ev.SessionID, ev.Instructions, recent)
+	case adapters.KindCompacted:
+		// A compaction finished (Codex PostCompact): a new epoch, whose reinforcement the
+		// SessionStart(compact) that follows gives (a repeat within SameCompaction counts once).
+		_, err := e.Store.UpdateSession(ctx, e.Scope, issuerID(ev), func(s *kv.Session, exists bool) error {
+			if !exists {
+				return errUnchanged
+			}
+			countCompaction(s, ev.At)
+			return nil
+		})
+		if errors.Is(err, errUnchanged) {
+			err = nil
+		}
+		return adapters.Answer{}, err
 	case adapters.KindStop, adapters.KindSessionEnd:
 		_, err := e.ingest(ctx, h, sess, ev.SessionID)
 		return adapters.Answer{}, err
@@ -192,7 +212,7 @@ func (e *Engine) touchSession(ctx context.Context, ev adapters.Event, create boo
 		if sess.Transcript.Path == "" {
 			sess.Transcript.Path = ev.TranscriptPath
 		}
-		if sess.Objective == "" && ev.Kind == adapters.KindPrompt {
+		if sess.Objective == "" && ev.Kind == adapters.KindPrompt && ev.AgentID == "" {
 			sess.Objective = ev.Prompt
 		}
 		sess.Status = kv.StatusActive

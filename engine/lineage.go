@@ -103,20 +103,31 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 		return e.inherit(ctx, h, view, root.ID, child)
 	}
 
-	run, provisional, err := e.pickSpawn(ctx, ev)
+	named := e.namedParent(h, ev)
+	var run *kv.Run
+	var provisional bool
+	if h.SpawnReceipts {
+		run, provisional, err = e.receiptRun(ctx, id)
+	}
+	if err == nil && run == nil {
+		run, provisional, err = e.pickSpawn(ctx, ev, named)
+	}
 	if err != nil {
 		return "", err
 	}
 	parentID := ev.SessionID
-	if run != nil {
+	switch {
+	case run != nil:
 		parentID = run.ParentID
+	case named != "":
+		parentID = named
 	}
 	view, err := e.parentView(ctx, e.Scope, parentID)
 	if err != nil {
 		return "", fmt.Errorf("sub-agent %s: parent %s: %w", id, parentID, err)
 	}
-	var transcript string
-	if h.SubagentMetas != nil {
+	transcript := ev.AgentTranscriptPath
+	if transcript == "" && h.SubagentMetas != nil {
 		transcript = h.SubagentMetas.SubagentTranscriptPath(root.Transcript.Path, ev.AgentID)
 	}
 	var child kv.Session
@@ -187,20 +198,59 @@ func applyRun(c *kv.Session, parent kv.Session, run *kv.Run) {
 	}
 }
 
+// namedParent returns heirloom's id of the session that spawned the sub-agent ev starts, when
+// the harness names it exactly beside the sub-agent's own transcript (Codex: the session_meta
+// opening the sub-agent's rollout, which exists when SubagentStart fires, names its parent
+// thread at every depth); "" when it names none, or the record cannot be read or is about
+// another sub-agent.
+func (e *Engine) namedParent(h adapters.Registration, ev adapters.Event) string {
+	if h.SubagentMetas == nil || ev.AgentTranscriptPath == "" {
+		return ""
+	}
+	b, err := e.readSmallFile(h.SubagentMetas.SubagentMetaPath(ev.AgentTranscriptPath))
+	if err != nil {
+		e.Logger.Debug("sub-agent metadata not read at its start", "agent", ev.AgentID, "error", err)
+		return ""
+	}
+	meta, err := h.SubagentMetas.ParseSubagentMeta(b)
+	if err != nil || meta.ParentID == "" || meta.ThreadID != "" && meta.ThreadID != ev.AgentID {
+		return ""
+	}
+	if meta.ParentID == ev.SessionID {
+		return ev.SessionID
+	}
+	return childID(ev.SessionID, meta.ParentID)
+}
+
+// receiptRun returns the run whose spawn's result already named sub-agent session id before it
+// started (Codex: spawn_agent returns the new agent's id at once, see spawnResult): that
+// pairing is exact. It returns nil when no run names the sub-agent.
+func (e *Engine) receiptRun(ctx context.Context, id string) (*kv.Run, bool, error) {
+	r, err := e.Store.RunByChild(ctx, e.Scope, id)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &r, false, nil
+}
+
 // pickSpawn chooses the pending spawn a starting sub-agent pairs with (DESIGN §1): the oldest
-// unpaired spawn of the session with the sub-agent's type. provisional says the choice was among
+// unpaired spawn of the session with the sub-agent's type, and issued by parent when the
+// harness named the parent ("" when it did not). provisional says the choice was among
 // several candidates, or is the last one left after an earlier guess of the same type, so the
 // parent (different issuers) or the task (same issuer) may be wrong. It returns nil when no
 // spawn matches. The cost is one step per pending and per provisionally paired run of the
 // session, whatever else the scope holds.
-func (e *Engine) pickSpawn(ctx context.Context, ev adapters.Event) (run *kv.Run, provisional bool, err error) {
+func (e *Engine) pickSpawn(ctx context.Context, ev adapters.Event, parent string) (run *kv.Run, provisional bool, err error) {
 	pending, err := e.Store.PendingRuns(ctx, e.Scope, ev.SessionID)
 	if err != nil {
 		return nil, false, err
 	}
 	var candidates []kv.Run
 	for _, r := range pending {
-		if r.Type == ev.AgentType {
+		if r.Type == ev.AgentType && (parent == "" || r.ParentID == parent) {
 			candidates = append(candidates, r)
 		}
 	}
@@ -439,6 +489,11 @@ func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev ad
 			}
 			if r.Status == kv.RunRefused && wentAhead(ev.Result) {
 				unrefuse(r) // its sub-agent ran: the refusal never reached the harness
+			}
+			if h.SpawnReceipts && launched(ev.Result.Status) && ev.Result.AgentID != "" && r.Pending() {
+				// A receipt naming a sub-agent that has not started yet (Codex): its
+				// SubagentStart pairs with this run exactly (see receiptRun).
+				r.ChildID = childID(ev.SessionID, ev.Result.AgentID)
 			}
 			if r.Status == kv.RunRefused || launched(ev.Result.Status) || r.Swept {
 				return nil // refused: no sub-agent ran; launched: it runs on, its SubagentStop ends it

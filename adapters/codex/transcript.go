@@ -1,0 +1,196 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heirloom-dev/heirloom/adapters"
+	"github.com/heirloom-dev/heirloom/adapters/internal/toolinput"
+)
+
+// MaxToolText bounds, in bytes, the text of a tool-output turn; longer output is cut at a rune
+// boundary with a marker saying how much was dropped.
+const MaxToolText = 4096
+
+// rolloutRecord is one line of a rollout file: {timestamp, ordinal, type, payload}.
+type rolloutRecord struct {
+	Timestamp string          `json:"timestamp"`
+	Ordinal   *int64          `json:"ordinal"`
+	Type      string          `json:"type"` // session_meta, turn_context, response_item, event_msg, compacted, …
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// responseItem is a response_item payload, reduced to what turns need.
+type responseItem struct {
+	Type    string        `json:"type"` // message, function_call, function_call_output, custom_tool_call, reasoning, …
+	ID      string        `json:"id"`
+	Role    string        `json:"role"` // message: developer, user, assistant
+	Content []contentPart `json:"content"`
+	// function_call and custom_tool_call
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"` // custom_tool_call (apply_patch's patch)
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"` // function_call_output: a string, or {content, …}
+}
+
+type contentPart struct {
+	Type string `json:"type"` // input_text, output_text, …
+	Text string `json:"text"`
+}
+
+// ParseTranscript parses the complete JSONL lines at the start of chunk and returns their turns
+// and the bytes consumed. A last line without "\n" is consumed only when atEOF is true. It never
+// fails: a line it cannot use is consumed and yields no turn. Each record stands alone, so
+// parsing a rollout in pieces yields the same turns as parsing it whole.
+//
+// Turns come from response_item records: a user message (its input_text) is a "user" turn; an
+// assistant message (output_text) an "assistant" turn; a function or custom tool call an
+// "assistant" turn naming the tool (Files from its arguments or patch); a tool's output a
+// "tool" turn (bounded to MaxToolText); a compacted record's summary a "system" turn.
+// Developer messages (Codex's instructions, and the additionalContext hooks added, heirloom's
+// among them: never read back), reasoning, the environment and instruction messages Codex adds
+// as user text, and every other record type yield none. Turn.ID is the item's id, else
+// "ordinal-N"; Turn.At the record's timestamp.
+func (Adapter) ParseTranscript(chunk []byte, atEOF bool) ([]adapters.Turn, int) {
+	var turns []adapters.Turn
+	consumed := 0
+	for consumed < len(chunk) {
+		line, next := chunk[consumed:], len(chunk)
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, next = line[:i], consumed+i+1
+		} else if !atEOF {
+			break
+		}
+		consumed = next
+		if t, ok := parseRecord(line); ok {
+			turns = append(turns, t)
+		}
+	}
+	return turns, consumed
+}
+
+// parseRecord turns one rollout line into a turn; ok is false when it yields none.
+func parseRecord(line []byte) (t adapters.Turn, ok bool) {
+	if !adapters.IsObject(line) {
+		return t, false
+	}
+	var r rolloutRecord
+	if json.Unmarshal(line, &r) != nil {
+		return t, false
+	}
+	if at, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
+		t.At = at
+	}
+	switch r.Type {
+	case "response_item":
+		var it responseItem
+		adapters.UnmarshalObject(r.Payload, &it)
+		t.ID = it.ID
+		if t.ID == "" && r.Ordinal != nil {
+			t.ID = "ordinal-" + strconv.FormatInt(*r.Ordinal, 10)
+		}
+		if t.ID == "" {
+			return t, false
+		}
+		return itemTurn(t, &it)
+	case "compacted":
+		var c struct {
+			Message string `json:"message"`
+		}
+		adapters.UnmarshalObject(r.Payload, &c)
+		if strings.TrimSpace(c.Message) == "" || r.Ordinal == nil {
+			return t, false
+		}
+		t.ID, t.Role, t.Text = "compacted-"+strconv.FormatInt(*r.Ordinal, 10), "system", c.Message
+		return t, true
+	}
+	return t, false
+}
+
+func itemTurn(t adapters.Turn, it *responseItem) (adapters.Turn, bool) {
+	switch it.Type {
+	case "message":
+		text := partsText(it.Content)
+		switch it.Role {
+		case "user":
+			if text = strings.TrimSpace(text); text == "" || isInjected(text) {
+				return t, false
+			}
+			t.Role, t.Text = "user", text
+			if strings.HasPrefix(text, "<subagent_notification>") {
+				t.Role = "system"
+			}
+			return t, true
+		case "assistant":
+			if strings.TrimSpace(text) == "" {
+				return t, false
+			}
+			t.Role, t.Text = "assistant", text
+			return t, true
+		}
+	case "function_call", "custom_tool_call", "local_shell_call":
+		t.Role, t.Tool = "assistant", it.Name
+		args := json.RawMessage(it.Arguments)
+		if !adapters.IsObject(args) {
+			args = nil
+		}
+		t.Files = toolFiles(args)
+		for _, p := range patchFiles(it.Input) {
+			t.Files = appendNew(t.Files, p)
+		}
+		if t.Tool == "" {
+			t.Tool = it.Type
+		}
+		t.Text = toolinput.Summary(args)
+		return t, true
+	case "function_call_output", "custom_tool_call_output":
+		text := outputText(it.Output)
+		t.Role, t.Text = "tool", toolinput.Bound(text, MaxToolText)
+		return t, true
+	}
+	return t, false
+}
+
+// partsText joins the text of a message's content parts with newlines.
+func partsText(parts []contentPart) string {
+	var out []string
+	for _, p := range parts {
+		if p.Text != "" && (p.Type == "input_text" || p.Type == "output_text" || p.Type == "text") {
+			out = append(out, p.Text)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// outputText is a tool output's text: a JSON string, or an object's content (a string or parts).
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Content json.RawMessage `json:"content"`
+	}
+	adapters.UnmarshalObject(raw, &o)
+	if json.Unmarshal(o.Content, &s) == nil {
+		return s
+	}
+	var parts []contentPart
+	_ = json.Unmarshal(o.Content, &parts)
+	return partsText(parts)
+}
+
+// isInjected reports whether user-role text is context Codex adds itself (the environment,
+// AGENTS.md and other instructions), not the user's words.
+func isInjected(text string) bool {
+	for _, p := range [...]string{"<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<skills_instructions>", "<user_shell_command>", "<turn_aborted>"} {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
