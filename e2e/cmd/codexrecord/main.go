@@ -115,9 +115,9 @@ var scenarios = []scenario{
 		extra: "[agents]\nmax_depth = 2\n",
 		runs:  []step{{prompt: "NESTED-ROOT: delegate the audit to a helper"}},
 		script: byTask(map[string]func(responsesapi.Request) responsesapi.Reply{
-			"NESTED-ROOT":  spawnThenWait("ROOT-DONE", "CHILD-TASK: ask a helper to dig deeper"),
-			"CHILD-TASK":   spawnThenWait("CHILD-RESULT", "GRAND-TASK: dig deeper"),
-			"GRAND-TASK":   text("GRAND-RESULT"),
+			"NESTED-ROOT": spawnThenWait("ROOT-DONE", "CHILD-TASK: ask a helper to dig deeper"),
+			"CHILD-TASK":  spawnThenWait("CHILD-RESULT", "GRAND-TASK: dig deeper"),
+			"GRAND-TASK":  text("GRAND-RESULT"),
 		}),
 	},
 	{
