@@ -17,6 +17,7 @@ import (
 
 	"github.com/heirloom-dev/heirloom/adapters"
 	"github.com/heirloom-dev/heirloom/adapters/claudecode"
+	"github.com/heirloom-dev/heirloom/adapters/codex"
 	"github.com/heirloom-dev/heirloom/adapters/openclaw"
 	"github.com/heirloom-dev/heirloom/adapters/opencode"
 	"github.com/heirloom-dev/heirloom/engine"
@@ -206,20 +207,27 @@ func (p *serveProc) Store(tb testing.TB) *kv.Store {
 func (p *serveProc) Logs() string { return p.logs.String() }
 
 // runShim runs `heirloom hook claude-code` with payload on stdin against the sidecar at url and
-// returns its stdout. The shim always exits 0 and prints "{}" on any failure, so a warning on
-// stderr fails the test: it means the reply did not come from heirloom's decision.
+// returns its stdout (see runShimAs).
 func runShim(tb testing.TB, url string, payload []byte) []byte {
 	tb.Helper()
-	cmd := exec.Command(heirloomBin(tb), "hook", "claude-code")
+	return runShimAs(tb, url, "claude-code", payload)
+}
+
+// runShimAs runs `heirloom hook HARNESS` with payload on stdin against the sidecar at url and
+// returns its stdout. The shim always exits 0 and prints "{}" on any failure, so a warning on
+// stderr fails the test: it means the reply did not come from heirloom's decision.
+func runShimAs(tb testing.TB, url, harness string, payload []byte) []byte {
+	tb.Helper()
+	cmd := exec.Command(heirloomBin(tb), "hook", harness)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HEIRLOOM_URL=" + url, "HEIRLOOM_HOOK_TIMEOUT=" + hookTimeout.String()}
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		tb.Fatalf("heirloom hook claude-code: %v\nstderr: %s", err, stderr.String())
+		tb.Fatalf("heirloom hook %s: %v\nstderr: %s", harness, err, stderr.String())
 	}
 	if stderr.Len() > 0 {
-		tb.Fatalf("heirloom hook claude-code warned: %s", stderr.String())
+		tb.Fatalf("heirloom hook %s warned: %s", harness, stderr.String())
 	}
 	return stdout.Bytes()
 }
@@ -238,7 +246,7 @@ func shimCommand(tb testing.TB) string {
 func mustOpenServer(tb testing.TB, configure func(*proxy.Server)) *proxy.Server {
 	tb.Helper()
 	store := mustOpenStore(tb, tb.TempDir())
-	reg, err := adapters.NewRegistry(claudecode.Registration(), opencode.Registration(), openclaw.Registration())
+	reg, err := adapters.NewRegistry(claudecode.Registration(), opencode.Registration(), openclaw.Registration(), codex.Registration())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -49,7 +49,7 @@ type contentPart struct {
 //
 // Turns come from response_item records: a user message (its input_text) is a "user" turn; an
 // assistant message (output_text) an "assistant" turn; a function or custom tool call an
-// "assistant" turn naming the tool (Files from its arguments or patch); a tool's output a
+// "assistant" turn naming the tool, without text (Files from its arguments or patch); a tool's output a
 // "tool" turn (bounded to MaxToolText); a compacted record's summary a "system" turn.
 // Developer messages (Codex's instructions, and the additionalContext hooks added, heirloom's
 // among them: never read back), reasoning, the environment and instruction messages Codex adds
@@ -145,8 +145,7 @@ func itemTurn(t adapters.Turn, it *responseItem) (adapters.Turn, bool) {
 		if t.Tool == "" {
 			t.Tool = it.Type
 		}
-		t.Text = toolinput.Summary(args)
-		return t, true
+		return t, true // a bare tool call, as Claude Code's: the tool and its files, no text
 	case "function_call_output", "custom_tool_call_output":
 		text := outputText(it.Output)
 		t.Role, t.Text = "tool", toolinput.Bound(text, MaxToolText)

@@ -273,7 +273,17 @@ func record(bin, self, dir string, sc scenario) error {
 	if err != nil {
 		return err
 	}
-	files := map[string]string{filepath.Join(tmp, "hooks.jsonl"): "hooks.jsonl"}
+	originals := map[string][]byte{}
+	for _, r := range rollouts {
+		rel, _ := filepath.Rel(codexHome, r)
+		if originals[rel], err = os.ReadFile(r); err != nil {
+			return err
+		}
+	}
+	if err := resize(hooksFile, originals, home); err != nil {
+		return err
+	}
+	files := map[string]string{hooksFile: "hooks.jsonl"}
 	for _, r := range rollouts {
 		rel, _ := filepath.Rel(codexHome, r)
 		files[r] = rel
@@ -293,4 +303,33 @@ func record(bin, self, dir string, sc scenario) error {
 		}
 	}
 	return nil
+}
+
+// resize rewrites the sizes recorded in hooksFile as they are once home is written as
+// recordedHome in the rollouts (originals, by path relative to CODEX_HOME).
+func resize(hooksFile string, originals map[string][]byte, home string) error {
+	b, err := os.ReadFile(hooksFile)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var c call
+		if err := json.Unmarshal(line, &c); err != nil {
+			return err
+		}
+		for rel, size := range c.Sizes {
+			orig := originals[rel]
+			if int64(len(orig)) < size {
+				return fmt.Errorf("%s: recorded size %d, file has %d", rel, size, len(orig))
+			}
+			c.Sizes[rel] = int64(len(bytes.ReplaceAll(orig[:size], []byte(home), []byte(recordedHome))))
+		}
+		line, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		out.Write(append(line, '\n'))
+	}
+	return os.WriteFile(hooksFile, out.Bytes(), 0o644)
 }
