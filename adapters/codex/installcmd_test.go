@@ -18,9 +18,11 @@ func TestInstallerCommands(t *testing.T) {
 	var out bytes.Buffer
 	env := adapters.InstallEnv{
 		HookCommand: "/opt/bin/heirloom-hook",
-		Getenv:      func(k string) string { return map[string]string{"CODEX_HOME": home, "HEIRLOOM_URL": "http://127.0.0.1:8000"}[k] },
-		Stdout:      &out,
-		Stderr:      &out,
+		Getenv: func(k string) string {
+			return map[string]string{"CODEX_HOME": home, "HEIRLOOM_URL": "http://127.0.0.1:8000"}[k]
+		},
+		Stdout: &out,
+		Stderr: &out,
 	}
 	run := func(f func() error) string {
 		t.Helper()
