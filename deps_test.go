@@ -16,6 +16,7 @@ var allowedInternal = map[string][]string{
 	"adapters":            {},
 	"adapters/claudecode": {"adapters", "inject/heading", "inject/textcut", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/toolinput"},
 	"adapters/opencode":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
+	"adapters/codex":      {"adapters", "adapters/internal/atomicfile", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	"adapters/openclaw":   {"adapters", "adapters/internal/atomicfile", "adapters/internal/jsonconfig", "adapters/internal/follow", "adapters/internal/textdiff", "adapters/internal/toolinput"},
 	// The installers' --dry-run diffs; internal to the adapters.
 	"adapters/internal/textdiff": {},
@@ -64,7 +65,7 @@ var allowedInternal = map[string][]string{
 	"cmd/heirloom-hook": {"hookshim"},
 	// The user service files (systemd, launchd) and the commands that enable them: main runs them.
 	"service": {},
-	"":        {"adapters", "adapters/claudecode", "adapters/opencode", "adapters/openclaw", "condense", "config", "engine", "hookshim", "kv", "inject", "proxy", "search", "service"},
+	"":        {"adapters", "adapters/claudecode", "adapters/codex", "adapters/opencode", "adapters/openclaw", "condense", "config", "engine", "hookshim", "kv", "inject", "proxy", "search", "service"},
 }
 
 // outsideHome names the one project package allowed to import each outside library (STYLE rule 1).
@@ -76,6 +77,8 @@ var outsideHome = map[string][]string{
 	"github.com/hashicorp/go-hclog":    {"", "engine", "proxy"},
 	"github.com/mattn/go-isatty":       {""},
 	"github.com/r3labs/sse":            {"adapters/opencode"},
+	// go-toml parses Codex's config.toml (install edits its text, keeping the user's bytes).
+	"github.com/pelletier/go-toml": {"adapters/codex"},
 	// gorilla/websocket: the OpenClaw Gateway client, and the live feed's server and client
 	// (GET /api/events, Client.Watch) in proxy.
 	"github.com/gorilla/websocket": {"adapters/openclaw", "adapters/openclaw/gatewaytest", "proxy"},

@@ -12,5 +12,6 @@ func Registration() adapters.Registration {
 		Transcripts:   Adapter{},
 		SubagentMetas: Adapter{},
 		SpawnReceipts: true,
+		Installer:     Installer{},
 	}
 }

@@ -2,6 +2,7 @@ package responsesapi
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/heirloom-dev/heirloom/e2e/internal/standin"
 )
@@ -45,6 +46,11 @@ var namespaces = map[string]string{
 	"send_input": AgentNamespace, "resume_agent": AgentNamespace,
 }
 
+// NamespaceSep joins a tool namespace and a function name in a ToolCall.Name
+// ("mcp__heirloom__" + NamespaceSep + "session_search"): the call is sent with
+// that namespace.
+const NamespaceSep = "::"
+
 // WaitTool is Codex's tool that waits for sub-agents (arguments {targets, timeout_ms}).
 const WaitTool = "wait_agent"
 
@@ -79,8 +85,12 @@ func outputItems(reply Reply, seq int) ([]item, error) {
 		if err != nil {
 			return nil, err
 		}
+		ns, name := namespaces[t.Name], t.Name
+		if n, f, ok := strings.Cut(t.Name, NamespaceSep); ok {
+			ns, name = n, f
+		}
 		items = append(items, item{Type: "function_call", ID: fmt.Sprintf("fc_%s", t.ID), CallID: t.ID,
-			Name: t.Name, Namespace: namespaces[t.Name], Arguments: string(t.Input)})
+			Name: name, Namespace: ns, Arguments: string(t.Input)})
 	}
 	return items, nil
 }
