@@ -30,7 +30,7 @@ const DefaultURL = adapters.DefaultSidecarURL
 // the shim reports as a warning naming the harness.
 func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || !adapters.ValidName(args[0]) {
-		fmt.Fprintf(stderr, "heirloom: usage: %s claude-code [-- CMD ARGS…] (hook JSON on stdin); replying {}\n", prog)
+		fmt.Fprintf(stderr, "heirloom: usage: %s claude-code|codex [-- CMD ARGS…] (hook JSON on stdin); replying {}\n", prog)
 		fmt.Fprintln(stdout, emptyReply)
 		return 0
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned harness binaries for heirloom's live e2e tests into
-# e2e/npm/node_modules (the tests look for node_modules/.bin/claude and
-# node_modules/.bin/opencode), and OpenClaw with the Node.js it needs into
+# e2e/npm/node_modules (the tests look for node_modules/.bin/claude,
+# node_modules/.bin/opencode and node_modules/.bin/codex), and OpenClaw with the Node.js it needs into
 # e2e/npm/openclaw and e2e/npm/node24.
 #
 # Idempotent and fast when nothing changed: the sha256 of each package-lock.json
@@ -11,7 +11,10 @@
 # Code's postinstall only links its binary into place; OpenCode's links the
 # binary of its platform package (opencode-linux-x64, or -baseline on CPUs
 # without AVX2) and, only when npm skipped that optional package, fetches it
-# with `npm install` from the same registry.
+# with `npm install` from the same registry. Codex CLI's launcher
+# (bin/codex.js) runs the native binary of its platform package
+# (@openai/codex-linux-x64, an npm alias of @openai/codex@<version>-linux-x64),
+# which npm installs as an optional dependency: `codex --version` proves it.
 #
 # OpenClaw (openclaw, about 650 MB installed) needs Node >= 24.16, and its
 # preinstall refuses an older node, so it is installed in a folder of its own
@@ -39,7 +42,20 @@ need_npm() {
 	}
 }
 
-# harnesses installs Claude Code and OpenCode into node_modules.
+# codex_runs reports whether Codex CLI answers --version (printing it when asked), with its
+# config and state kept out of the real HOME.
+codex_runs() {
+	[[ -x node_modules/.bin/codex ]] || return 1
+	local scratch out
+	scratch=$(mktemp -d)
+	out=$(HOME="$scratch" CODEX_HOME="$scratch" node_modules/.bin/codex --version 2>/dev/null)
+	local rc=$?
+	rm -rf "$scratch"
+	[[ $rc == 0 && $out == codex-cli* ]] || return 1
+	[[ ${1:-} != print ]] || echo "$out"
+}
+
+# harnesses installs Claude Code, OpenCode and Codex CLI into node_modules.
 harnesses() {
 	local stamp=node_modules/.heirloom-install.stamp
 	local claude=node_modules/@anthropic-ai/claude-code/bin/claude.exe
@@ -47,7 +63,7 @@ harnesses() {
 	local want
 	want=$(sha256sum package-lock.json | cut -d' ' -f1)
 
-	if [[ -f $stamp && $(<"$stamp") == "$want" ]] && native "$claude" && native "$opencode"; then
+	if [[ -f $stamp && $(<"$stamp") == "$want" ]] && native "$claude" && native "$opencode" && codex_runs; then
 		return 0
 	fi
 	need_npm
@@ -71,6 +87,11 @@ harnesses() {
 	done
 
 	node_modules/.bin/claude --version
+	if ! codex_runs; then
+		echo "install.sh: node_modules/.bin/codex does not run (its platform package missing?)" >&2
+		exit 1
+	fi
+	codex_runs print
 	# opencode creates its config, cache and data dirs on any run: keep them out
 	# of the real HOME.
 	local scratch
