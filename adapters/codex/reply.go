@@ -3,6 +3,8 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/heirloom-dev/heirloom/adapters"
 )
@@ -25,7 +27,7 @@ func (Adapter) Reply(ev adapters.Event, a adapters.Answer) []byte {
 		set = append(set, [2]string{"permissionDecision", "deny"}, [2]string{"permissionDecisionReason", a.Deny})
 	}
 	if a.Context != "" && AcceptsContext(ev.Name) {
-		set = append(set, [2]string{"additionalContext", a.Context})
+		set = append(set, [2]string{"additionalContext", FitContext(a.Context)})
 	}
 	if len(set) == 0 {
 		return []byte("{}")
@@ -41,6 +43,33 @@ func (Adapter) Reply(ev adapters.Event, a adapters.Answer) []byte {
 	}
 	b.WriteString(`}}`)
 	return b.Bytes()
+}
+
+// ContextCapBytes is the most bytes of additionalContext Codex 0.169 hands the model as it is:
+// past it, Codex cuts the text and appends the path of a file holding the whole (verified: 10,000
+// bytes pass whole, 10,010 do not, in ASCII and in 3-byte characters alike). heirloom's budgets
+// count UTF-16 units, so a block in mostly non-ASCII text can be longer in bytes: Reply cuts it.
+const ContextCapBytes = 10000
+
+// cutNote ends a context FitContext cut.
+const cutNote = "\n[heirloom: cut to Codex's 10,000-byte context limit]"
+
+// FitContext returns s when it is within ContextCapBytes, else its head cut at the last line
+// end (or, lacking one, rune boundary) that leaves room for a note saying so: the blocks put
+// their most important sections first, so the cut drops the least important.
+func FitContext(s string) string {
+	if len(s) <= ContextCapBytes {
+		return s
+	}
+	head := s[:ContextCapBytes-len(cutNote)]
+	if i := strings.LastIndexByte(head, '\n'); i > len(head)/2 {
+		head = head[:i]
+	} else {
+		for len(head) > 0 && !utf8.RuneStart(s[len(head)]) {
+			head = head[:len(head)-1]
+		}
+	}
+	return head + cutNote
 }
 
 // AcceptsContext reports whether Codex reads hookSpecificOutput.additionalContext in the reply
