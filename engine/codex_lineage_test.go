@@ -83,7 +83,9 @@ func (w *codexWorld) rollout(id, parent string, depth int, task string) string {
 	return p
 }
 
-func (w *codexWorld) path(id string) string { return filepath.Join(w.dir, "rollout-2026-11-27T10-00-00-"+id+".jsonl") }
+func (w *codexWorld) path(id string) string {
+	return filepath.Join(w.dir, "rollout-2026-11-27T10-00-00-"+id+".jsonl")
+}
 
 // hook sends one Codex hook call, from the root when agent is "", else from sub-agent agent.
 func (w *codexWorld) hook(event, agent string, fields map[string]any) adapters.Answer {
