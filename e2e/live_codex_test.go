@@ -394,6 +394,25 @@ func TestLiveCodexMCP(t *testing.T) {
 	if !strings.Contains(text, "**"+fact+"**") || !strings.Contains(text, a.SessionID) {
 		t.Errorf("the search result that reached the model lacks session A (%s) and its fact %s marked:\n%s", a.SessionID, fact, text)
 	}
+
+	// Session B's rollout holds the call and its result, which heirloom stored as B's turns but
+	// keeps out of the index: a search for the fact still finds session A alone.
+	var hits struct {
+		Hits []struct {
+			Session string `json:"session"`
+		} `json:"hits"`
+	}
+	resp, err := http.Post(l.Serve.URL+"/api/sessions/search", "application/json", strings.NewReader(`{"query":"`+fact+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&hits); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits.Hits) != 1 || hits.Hits[0].Session != a.SessionID {
+		t.Errorf("a search for the fact found %+v, want session A (%s) alone: session B's copy of the result is heirloom's own traffic", hits.Hits, a.SessionID)
+	}
 }
 
 // mcpTool finds the function named name among a request's tools, inside a namespace or not,

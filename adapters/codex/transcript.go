@@ -31,6 +31,7 @@ type responseItem struct {
 	Content []contentPart `json:"content"`
 	// function_call and custom_tool_call
 	Name      string          `json:"name"`
+	Namespace string          `json:"namespace"` // "mcp__<server>" for an MCP tool, multi_agent_v1, …
 	Arguments string          `json:"arguments"`
 	Input     string          `json:"input"` // custom_tool_call (apply_patch's patch)
 	CallID    string          `json:"call_id"`
@@ -133,7 +134,7 @@ func itemTurn(t adapters.Turn, it *responseItem) (adapters.Turn, bool) {
 			return t, true
 		}
 	case "function_call", "custom_tool_call", "local_shell_call":
-		t.Role, t.Tool = "assistant", it.Name
+		t.Role, t.Tool = "assistant", toolName(it.Namespace, it.Name)
 		args := json.RawMessage(it.Arguments)
 		if !adapters.IsObject(args) {
 			args = nil
@@ -165,11 +166,31 @@ func partsText(parts []contentPart) string {
 	return strings.Join(out, "\n")
 }
 
-// outputText is a tool output's text: a JSON string, or an object's content (a string or parts).
+// toolName names a tool call's tool: an MCP tool as mcp__<server>__<tool>, as Claude Code names
+// them (so heirloom knows its own, adapters.IsHeirloomTool); any other by its bare name.
+func toolName(namespace, name string) string {
+	if strings.HasPrefix(namespace, "mcp__") {
+		return strings.TrimSuffix(namespace, "__") + "__" + name
+	}
+	return name
+}
+
+// wallTime is the header Codex puts before a tool's output ("Wall time: 0.02 seconds\nOutput:").
+const wallTime = "Wall time: "
+
+// outputText is a tool output's text: a JSON string, an array of parts (an MCP tool's), or an
+// object's content (a string or parts). Codex's "Wall time: …\nOutput:" header part is left out.
 func outputText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
+	}
+	var parts []contentPart
+	if json.Unmarshal(raw, &parts) == nil {
+		if len(parts) > 1 && strings.HasPrefix(parts[0].Text, wallTime) {
+			parts = parts[1:]
+		}
+		return partsText(parts)
 	}
 	var o struct {
 		Content json.RawMessage `json:"content"`
@@ -178,7 +199,7 @@ func outputText(raw json.RawMessage) string {
 	if json.Unmarshal(o.Content, &s) == nil {
 		return s
 	}
-	var parts []contentPart
+	parts = nil
 	_ = json.Unmarshal(o.Content, &parts)
 	return partsText(parts)
 }
