@@ -355,18 +355,21 @@ func TestDecode_SpawnResult(t *testing.T) {
 
 func TestIsSpawnTool(t *testing.T) {
 	for name, want := range map[string]bool{
-		"spawn_agent":                true,
-		"multi_agent_v1spawn_agent":  true,
-		"multi_agent_v1.spawn_agent": true,
-		"multi_agent_v1/spawn_agent": true,
-		"spawn_agents":               false,
-		"spawn_agent_v2":             false,
-		"wait_agent":                 false,
-		"multi_agent_v1wait_agent":   false,
-		"multi_agent_v1":             false,
-		"Spawn_Agent":                false,
-		"Task":                       false,
-		"":                           false,
+		"spawn_agent":                 true,
+		"multi_agent_v1spawn_agent":   true,
+		"multi_agent_v1.spawn_agent":  true,
+		"multi_agent_v1/spawn_agent":  true,
+		"multi_agent_v1__spawn_agent": true,
+		"_spawn_agent":                false,
+		"/spawn_agent":                false,
+		"spawn_agents":                false,
+		"spawn_agent_v2":              false,
+		"wait_agent":                  false,
+		"multi_agent_v1wait_agent":    false,
+		"multi_agent_v1":              false,
+		"Spawn_Agent":                 false,
+		"Task":                        false,
+		"":                            false,
 	} {
 		if got := codex.IsSpawnTool(name); got != want {
 			t.Errorf("IsSpawnTool(%q) = %v, want %v", name, got, want)
@@ -388,7 +391,11 @@ func TestDecode_Tool(t *testing.T) {
 	}{
 		{"Bash", "PreToolUse", "Bash", `{"command":"ls"}`, adapters.ToolCall{Name: "Bash", UseID: "call_9"}, adapters.KindToolUse},
 		{"NamespacedWait", "PostToolUse", "multi_agent_v1wait_agent", `{"targets":["x"]}`, adapters.ToolCall{Name: "wait_agent", UseID: "call_9"}, adapters.KindToolResult},
+		{"NamespacedDotted", "PreToolUse", "multi_agent_v1.wait_agent", `{}`, adapters.ToolCall{Name: "wait_agent", UseID: "call_9"}, adapters.KindToolUse},
+		{"NamespacedUnderscore", "PreToolUse", "multi_agent_v1_close_agent", `{}`, adapters.ToolCall{Name: "close_agent", UseID: "call_9"}, adapters.KindToolUse},
 		{"NamespaceOnly", "PreToolUse", "multi_agent_v1", `{}`, adapters.ToolCall{Name: "multi_agent_v1", UseID: "call_9"}, adapters.KindToolUse},
+		{"NamespaceAndSeparator", "PreToolUse", "multi_agent_v1.", `{}`, adapters.ToolCall{Name: "multi_agent_v1.", UseID: "call_9"}, adapters.KindToolUse},
+		{"OtherPrefix", "PreToolUse", "_wait_agent", `{}`, adapters.ToolCall{Name: "_wait_agent", UseID: "call_9"}, adapters.KindToolUse},
 		{"FilePath", "PreToolUse", "Read", `{"file_path":"/src/a.go","paths":["/src/b.go","/src/a.go"]}`,
 			adapters.ToolCall{Name: "Read", UseID: "call_9", Files: []string{"/src/a.go", "/src/b.go"}}, adapters.KindToolUse},
 		{"ApplyPatchInput", "PreToolUse", "apply_patch", `{"input":"` + patchJSON + `"}`,
