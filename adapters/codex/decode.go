@@ -146,10 +146,20 @@ func decodeTool(ev *adapters.Event, pre bool, p ToolInput) {
 const StatusLaunched = "launched"
 
 // IsSpawnTool reports whether a hook's tool_name is spawn_agent, bare or with its namespace.
-func IsSpawnTool(name string) bool {
-	name = strings.TrimPrefix(name, AgentNamespace)
-	name = strings.TrimLeft(name, ".:_/")
-	return name == ToolSpawn
+func IsSpawnTool(name string) bool { return bareTool(name) == ToolSpawn }
+
+// bareTool returns a tool_name without the AgentNamespace Codex may glue on, with or without a
+// separator ("multi_agent_v1wait_agent", "multi_agent_v1.wait_agent": "wait_agent"). Any other
+// name, and the namespace alone, comes back as it is.
+func bareTool(name string) string {
+	rest, ok := strings.CutPrefix(name, AgentNamespace)
+	if !ok {
+		return name
+	}
+	if rest = strings.TrimLeft(rest, ".:_/"); rest == "" {
+		return name
+	}
+	return rest
 }
 
 // spawnOf reads a spawn_agent tool_input: its task (message, else the text items joined) is
@@ -199,11 +209,7 @@ func agentType(t string) string {
 }
 
 func toolOf(p ToolInput) *adapters.ToolCall {
-	name := strings.TrimPrefix(p.ToolName, AgentNamespace)
-	if name == "" {
-		name = p.ToolName
-	}
-	return &adapters.ToolCall{Name: name, UseID: p.ToolUseID, Files: toolFiles(p.ToolInput)}
+	return &adapters.ToolCall{Name: bareTool(p.ToolName), UseID: p.ToolUseID, Files: toolFiles(p.ToolInput)}
 }
 
 // toolFiles returns the file paths a tool call's input names: the fields toolinput knows, and

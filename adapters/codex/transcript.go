@@ -21,6 +21,9 @@ type rolloutRecord struct {
 	Ordinal   *int64          `json:"ordinal"`
 	Type      string          `json:"type"` // session_meta, turn_context, response_item, event_msg, compacted, …
 	Payload   json.RawMessage `json:"payload"`
+	// Metadata of a response_item: compaction_output marks the compaction model's reply,
+	// whose summary the compacted record that follows carries again.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // responseItem is a response_item payload, reduced to what turns need.
@@ -54,7 +57,8 @@ type contentPart struct {
 // "tool" turn (bounded to MaxToolText); a compacted record's summary a "system" turn.
 // Developer messages (Codex's instructions, and the additionalContext hooks added, heirloom's
 // among them: never read back), reasoning, the environment and instruction messages Codex adds
-// as user text, and every other record type yield none. Turn.ID is the item's id, else
+// as user text, the compaction model's reply (metadata.compaction_output; its summary is the
+// compacted record's turn), and every other record type yield none. Turn.ID is the item's id, else
 // "ordinal-N"; Turn.At the record's timestamp.
 func (Adapter) ParseTranscript(chunk []byte, atEOF bool) ([]adapters.Turn, int) {
 	var turns []adapters.Turn
@@ -88,6 +92,13 @@ func parseRecord(line []byte) (t adapters.Turn, ok bool) {
 	}
 	switch r.Type {
 	case "response_item":
+		var meta struct {
+			CompactionOutput bool `json:"compaction_output"`
+		}
+		adapters.UnmarshalObject(r.Metadata, &meta)
+		if meta.CompactionOutput {
+			return t, false
+		}
 		var it responseItem
 		adapters.UnmarshalObject(r.Payload, &it)
 		t.ID = it.ID
