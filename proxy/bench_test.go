@@ -246,9 +246,13 @@ func openBenchParentWait(b *testing.B, size int, wait time.Duration) *benchParen
 
 // settle waits until the parent's spawn checkpoint, written in the background, is stored and
 // recorded on the session: its latest finished run is lastRun ("" for none yet).
-func (p *benchParent) settle(b *testing.B, lastRun string) {
+func (p *benchParent) settle(b *testing.B, lastRun string) { settleCheckpoint(b, p.s, S, lastRun) }
+
+// settleCheckpoint waits until session sid's spawn checkpoint, written in the background, is
+// stored and recorded on the session: its latest finished run is lastRun ("" for none yet).
+func settleCheckpoint(b *testing.B, s *proxy.Server, sid, lastRun string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		c, err := p.s.Engine.Store.LatestCheckpoint(b.Context(), "default", S)
+		c, err := s.Engine.Store.LatestCheckpoint(b.Context(), "default", sid)
 		if err != nil {
 			continue
 		}
@@ -256,7 +260,7 @@ func (p *benchParent) settle(b *testing.B, lastRun string) {
 		if f := c.Digest.FinishedRuns; len(f) > 0 {
 			got = f[len(f)-1].RunID
 		}
-		sess, err := p.s.Engine.Store.GetSession(b.Context(), "default", S)
+		sess, err := s.Engine.Store.GetSession(b.Context(), "default", sid)
 		if got == lastRun && err == nil && sess.LastCheckpointAt.Equal(c.CreatedAt) {
 			return
 		}

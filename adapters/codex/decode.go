@@ -193,7 +193,7 @@ func describe(task string) string {
 	if len([]rune(line)) <= 80 {
 		return line
 	}
-	r := []rune(line)[:80]
+	r := []rune(line)[:79] // and "…": 80 in all
 	if i := strings.LastIndexByte(string(r), ' '); i > 40 {
 		return string(r)[:i] + "…"
 	}

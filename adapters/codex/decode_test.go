@@ -288,7 +288,7 @@ func TestDecode_Spawn(t *testing.T) {
 		{"FirstLine", `{"message":"  \n  line one  \nline two"}`,
 			adapters.Spawn{ToolUseID: "call_1", Prompt: "  \n  line one  \nline two", Description: "line one", Type: "default"}},
 		{"CutAtWord", `{"message":"` + long + `"}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: long, Description: strings.TrimSpace(strings.Repeat("word ", 16)) + "…", Type: "default"}},
+			adapters.Spawn{ToolUseID: "call_1", Prompt: long, Description: strings.TrimSpace(strings.Repeat("word ", 15)) + "…", Type: "default"}},
 		{"InputNotObject", `"message"`, adapters.Spawn{ToolUseID: "call_1", Type: "default"}},
 		{"NoInput", `null`, adapters.Spawn{ToolUseID: "call_1", Type: "default"}},
 		{"MessageNotString", `{"message":5}`, adapters.Spawn{ToolUseID: "call_1", Type: "default"}},

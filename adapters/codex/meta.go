@@ -61,8 +61,10 @@ func (Adapter) ParseSubagentMeta(b []byte) (adapters.SubagentMeta, error) {
 	if parent == "" {
 		parent = m.ParentThreadID
 	}
-	if err := adapters.CheckID("rollout: parent_thread_id", parent); err != nil {
-		return adapters.SubagentMeta{}, err
+	for field, id := range map[string]string{"parent_thread_id": parent, "id": m.ID} {
+		if err := adapters.CheckID("rollout: "+field, id); err != nil {
+			return adapters.SubagentMeta{}, err
+		}
 	}
 	return adapters.SubagentMeta{
 		AgentType:   agentType(spawn.AgentRole),

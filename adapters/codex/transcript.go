@@ -2,6 +2,8 @@ package codex
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -18,8 +20,8 @@ const MaxToolText = 4096
 // rolloutRecord is one line of a rollout file: {timestamp, ordinal, type, payload}.
 type rolloutRecord struct {
 	Timestamp string          `json:"timestamp"`
-	Ordinal   *int64          `json:"ordinal"`
-	Type      string          `json:"type"` // session_meta, turn_context, response_item, event_msg, compacted, …
+	Ordinal   json.RawMessage `json:"ordinal"` // a number; anything else counts as none
+	Type      string          `json:"type"`    // session_meta, turn_context, response_item, event_msg, compacted, …
 	Payload   json.RawMessage `json:"payload"`
 	// Metadata of a response_item: compaction_output marks the compaction model's reply,
 	// whose summary the compacted record that follows carries again.
@@ -84,8 +86,8 @@ func parseRecord(line []byte) (t adapters.Turn, ok bool) {
 		return t, false
 	}
 	var r rolloutRecord
-	if json.Unmarshal(line, &r) != nil {
-		return t, false
+	if adapters.DecodeObject("rollout record", line, &r) != nil {
+		return t, false // a field of the wrong type is left zero; only broken JSON is dropped
 	}
 	if at, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
 		t.At = at
@@ -102,11 +104,8 @@ func parseRecord(line []byte) (t adapters.Turn, ok bool) {
 		var it responseItem
 		adapters.UnmarshalObject(r.Payload, &it)
 		t.ID = it.ID
-		if t.ID == "" && r.Ordinal != nil {
-			t.ID = "ordinal-" + strconv.FormatInt(*r.Ordinal, 10)
-		}
 		if t.ID == "" {
-			return t, false
+			t.ID = recordID("ordinal-", "line-", r.Ordinal, line)
 		}
 		return itemTurn(t, &it)
 	case "compacted":
@@ -114,13 +113,25 @@ func parseRecord(line []byte) (t adapters.Turn, ok bool) {
 			Message string `json:"message"`
 		}
 		adapters.UnmarshalObject(r.Payload, &c)
-		if strings.TrimSpace(c.Message) == "" || r.Ordinal == nil {
+		if strings.TrimSpace(c.Message) == "" {
 			return t, false
 		}
-		t.ID, t.Role, t.Text = "compacted-"+strconv.FormatInt(*r.Ordinal, 10), "system", c.Message
+		t.ID, t.Role, t.Text = recordID("compacted-", "compacted-", r.Ordinal, line), "system", c.Message
 		return t, true
 	}
 	return t, false
+}
+
+// recordID names a record that carries no id of its own: byOrdinal and its ordinal, or, in a
+// rollout without ordinals, byHash and a hash of the line (the same bytes read again get the
+// same id).
+func recordID(byOrdinal, byHash string, ordinal json.RawMessage, line []byte) string {
+	var n int64
+	if json.Unmarshal(ordinal, &n) == nil {
+		return byOrdinal + strconv.FormatInt(n, 10)
+	}
+	sum := sha256.Sum256(bytes.TrimRight(line, " \t\r"))
+	return byHash + hex.EncodeToString(sum[:8])
 }
 
 func itemTurn(t adapters.Turn, it *responseItem) (adapters.Turn, bool) {

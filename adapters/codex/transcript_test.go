@@ -2,6 +2,8 @@ package codex_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -297,11 +299,13 @@ func TestParseTranscript_Records(t *testing.T) {
 			&adapters.Turn{ID: "o", Role: "tool", Text: "a\nb"}},
 		{"OutputNone", item(`{"type":"function_call_output","id":"o"}`), &adapters.Turn{ID: "o", Role: "tool"}},
 		{"NoIDUsesOrdinal", item(`{"type":"function_call_output","call_id":"c","output":"x"}`), &adapters.Turn{ID: "ordinal-7", Role: "tool", Text: "x"}},
-		{"NoIDNoOrdinal", `{"type":"response_item","payload":{"type":"function_call_output","output":"x"}}`, nil},
+		// A rollout without ordinals: the line's hash names the record, the same on every read.
+		{"NoIDNoOrdinal", `{"type":"response_item","payload":{"type":"function_call_output","output":"x"}}`, &adapters.Turn{ID: lineID("line-", `{"type":"response_item","payload":{"type":"function_call_output","output":"x"}}`), Role: "tool", Text: "x"}},
 		{"Compacted", `{` + ts + `,"ordinal":22,"type":"compacted","payload":{"message":"SUMMARY: s","replacement_history":[]}}`,
 			&adapters.Turn{ID: "compacted-22", Role: "system", Text: "SUMMARY: s"}},
 		{"CompactedBlank", `{"ordinal":22,"type":"compacted","payload":{"message":"  "}}`, nil},
-		{"CompactedNoOrdinal", `{"type":"compacted","payload":{"message":"SUMMARY"}}`, nil},
+		{"CompactedNoOrdinal", `{"type":"compacted","payload":{"message":"SUMMARY"}}`, &adapters.Turn{ID: lineID("compacted-", `{"type":"compacted","payload":{"message":"SUMMARY"}}`), Role: "system", Text: "SUMMARY"}},
+		{"OrdinalNotNumber", `{"ordinal":"7","type":"compacted","payload":{"message":"SUMMARY"}}`, &adapters.Turn{ID: lineID("compacted-", `{"ordinal":"7","type":"compacted","payload":{"message":"SUMMARY"}}`), Role: "system", Text: "SUMMARY"}},
 		{"SessionMeta", `{"ordinal":0,"type":"session_meta","payload":{"id":"x","base_instructions":{"text":"You are a coding agent"}}}`, nil},
 		{"EventMsg", `{"ordinal":1,"type":"event_msg","payload":{"type":"user_message","message":"hi"}}`, nil},
 		{"TurnContext", `{"ordinal":2,"type":"turn_context","payload":{"cwd":"/src"}}`, nil},
@@ -378,4 +382,10 @@ func TestParseTranscript_BoundsToolText(t *testing.T) {
 	if got := parseAll(t, []byte(msg))[0].Text; got != long {
 		t.Errorf("assistant text of %d bytes came back as %d", len(long), len(got))
 	}
+}
+
+// lineID is the id a record without id or ordinal gets: prefix and the line's hash.
+func lineID(prefix, line string) string {
+	sum := sha256.Sum256([]byte(line))
+	return prefix + hex.EncodeToString(sum[:8])
 }
