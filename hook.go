@@ -48,7 +48,7 @@ func (c *HookCommand) Run(ctx context.Context, args []string) int {
 // hookUsage is `heirloom hook`'s help.
 const hookUsage = `Usage: heirloom hook claude-code               the command-hook shim: hook JSON on stdin, reply on stdout
        heirloom hook claude-code -- CMD ARGS…   the same in front of an existing hook command: its reply merged after heirloom's
-       heirloom hook codex                     the same for Codex CLI
+       heirloom hook codex                     the same for Codex CLI (which runs several hooks per event: no -- CMD)
 
 A harness runs this, not you: 'heirloom install claude-code' writes it into Claude Code's
 settings, 'heirloom install codex' into Codex's config.toml. It reads HEIRLOOM_URL (default ` + "http://127.0.0.1:7433" + `), HEIRLOOM_TOKEN and

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
@@ -76,7 +77,8 @@ type codexRoot struct{ Dir string }
 func (r codexRoot) codexHome() string { return filepath.Join(r.Dir, ".codex") }
 func (r codexRoot) sessions() string  { return filepath.Join(r.codexHome(), "sessions") }
 
-// materialize writes every rollout as it stood at call c: its first Sizes bytes.
+// materialize writes every rollout as it stood at call c, its first Sizes bytes, unless it is
+// longer already (a second delivery sees the files whole, as a repeat would).
 func (r codexRoot) materialize(tb testing.TB, rec codexRecording, c codexCall) {
 	tb.Helper()
 	for rel, size := range c.Sizes {
@@ -85,6 +87,9 @@ func (r codexRoot) materialize(tb testing.TB, rec codexRecording, c codexCall) {
 			tb.Fatalf("%s: rollout %s: recorded size %d, have %d bytes", rec.Name, rel, size, len(b))
 		}
 		p := filepath.Join(r.codexHome(), rel)
+		if fi, err := os.Stat(p); err == nil && fi.Size() >= size {
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}
@@ -194,8 +199,22 @@ func TestCodexReplay(t *testing.T) {
 					root := codexRoot{Dir: t.TempDir()}
 					send, state := tr.open(t, root)
 					first := deliverCodex(t, rec, root, send)
-					deliverCodex(t, rec, root, send) // a duplicate delivery, files whole
+					var afterFirst storeState
+					if tr.name == "HTTP" { // the in-process store can be read while serving
+						afterFirst = settledState(t, state)
+					}
+					second := deliverCodex(t, rec, root, send) // a duplicate delivery, files whole
 					st := state(t)
+					if tr.name == "HTTP" {
+						if d := diffState("after one pass", afterFirst, "after two", st); d != "" {
+							t.Errorf("delivering the stream a second time changed the store:\n%s", d)
+						}
+					}
+					for _, r := range second {
+						if ctx := additionalContext(t, r.body); strings.Contains(ctx, "[Objective Reinforcement]") {
+							t.Errorf("second pass, %s: the reinforcement again; it comes once per compaction", r.call.Event)
+						}
+					}
 					st.checkTurns(t)
 					checkCodexStore(t, rec, st)
 					checkCodexReplies(t, rec, first)
@@ -217,6 +236,24 @@ func TestCodexReplay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// settledState reads the store once the background work a delivery starts has settled: a run
+// that ended gets its sub-agent's turn count a second after its end (engine.settleTurns).
+func settledState(t *testing.T, state func(testing.TB) storeState) storeState {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := state(t)
+		settled := true
+		for _, r := range st.Runs {
+			settled = settled && (r.Status != kv.RunCompleted || r.Turns > 0 && r.Turns == len(st.Turns[r.ChildID]))
+		}
+		if settled || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -302,6 +339,12 @@ func checkCodexStore(t *testing.T, rec codexRecording, st storeState) {
 			if strings.Contains(turn.Text, "PROBE-") || strings.Contains(turn.Text, inheritedHeading) {
 				t.Errorf("session %s: turn %s holds hook context read back from the rollout: %q", id, turn.SourceID, turn.Text)
 			}
+		}
+	}
+	if rec.Name == "compact-resumed" {
+		root, _ := codexIDs(rec)
+		if s, _ := st.session(root); s.Compactions != 1 || s.ReinforcedEpoch != 1 {
+			t.Errorf("root: compactions %d, reinforced epoch %d, want 1 and 1", s.Compactions, s.ReinforcedEpoch)
 		}
 	}
 	for id, w := range want.runs {

@@ -53,14 +53,17 @@ func TestLiveCodexInstall(t *testing.T) {
 	home := t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
 	env := []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + home}
-	bin := npmbin.Bin(t, "HEIRLOOM_CODEX", "codex", func(dir string) []string {
+	bin := npmbin.Bin(t, "HEIRLOOM_CODEX_BIN", "codex", func(dir string) []string {
 		return []string{"HOME=" + dir, "CODEX_HOME=" + filepath.Join(dir, ".codex"), "PATH=" + os.Getenv("PATH")}
 	})
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	config := filepath.Join(codexHome, "config.toml")
-	keyFile := config // t.TempDir() holds no links
+	keyFile := config
+	if dir, err := filepath.EvalSymlinks(codexHome); err == nil { // macOS: /var is /private/var
+		keyFile = filepath.Join(dir, "config.toml")
+	}
 	userHash := codex.TrustHash("stop", "", "echo mine", 600)
 	user := "# the user's own\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"echo mine\"\n\n" +
 		fmt.Sprintf("[hooks.state.%q]\ntrusted_hash = %q\n", keyFile+":stop:0:0", userHash)

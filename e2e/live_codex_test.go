@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/heirloom-dev/heirloom/e2e/codex"
@@ -29,10 +30,19 @@ type codexLive struct {
 // provider config (with extra TOML) and runs `heirloom install codex` into it.
 func newCodexLive(t *testing.T, script func(responsesapi.Request) responsesapi.Reply, extra string, serveEnv ...string) *codexLive {
 	t.Helper()
+	return newCodexLiveAPI(t, script, extra, nil, serveEnv...)
+}
+
+// newCodexLiveAPI is newCodexLive with configure run on the stand-in before it starts.
+func newCodexLiveAPI(t *testing.T, script func(responsesapi.Request) responsesapi.Reply, extra string, configure func(*responsesapi.Server), serveEnv ...string) *codexLive {
+	t.Helper()
 	codex.Bin(t)
 	home := t.TempDir()
 	l := &codexLive{Home: home, CodexHome: filepath.Join(home, ".codex"), Dir: filepath.Join(home, "src", "app")}
 	l.API = responsesapi.New(script)
+	if configure != nil {
+		configure(l.API)
+	}
 	if err := l.API.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -484,5 +494,77 @@ func TestLiveCodexSpawnLimit(t *testing.T) {
 	}
 	if len(st.Runs) != 2 || len(st.Sessions) != 2 {
 		t.Errorf("runs %v and sessions %q of root %s, want the child's (completed) and the grandchild's (refused), 2 sessions", got, st.sessionIDs(), res.SessionID)
+	}
+}
+
+// TestLiveCodexSubagentCompaction: the stand-in reports a huge context for a sub-agent's first
+// request, so Codex compacts the sub-agent, which gets no SessionStart of its own. Its objective
+// (its task) must come back to its model with its next tool call, once; the root, which never
+// compacted, gets no reinforcement.
+func TestLiveCodexSubagentCompaction(t *testing.T) {
+	m := newMarker(t)
+	task := "CHILD-" + m + ": do a step"
+	l := newCodexLiveAPI(t, func(r responsesapi.Request) responsesapi.Reply {
+		if n := len(r.Input); n > 0 && strings.Contains(r.Input[n-1].Content.Text(), "CONTEXT CHECKPOINT COMPACTION") {
+			return responsesapi.Text("SUMMARY: worked on it")
+		}
+		switch t := codexTask(r); {
+		case strings.HasPrefix(t, "CHILD-"):
+			if len(r.FunctionOutputs()) == 0 {
+				return responsesapi.CallTool("exec_command", map[string]any{"cmd": "echo STEP-DONE"})
+			}
+			return responsesapi.Text("CHILD-RESULT")
+		case strings.HasPrefix(t, "ROOT-"):
+			return delegate(r, task, "ROOT-DONE")
+		}
+		return responsesapi.Text("unexpected request")
+	}, "model_auto_compact_token_limit = 20000\n", func(a *responsesapi.Server) {
+		var once sync.Once
+		a.InputTokens = func(r responsesapi.Request) int {
+			big := false
+			if _, src := codexThread(r); src == "subagent" {
+				once.Do(func() { big = true }) // the sub-agent's first reply reports a full context
+			}
+			if big {
+				return 50000
+			}
+			return 1000
+		}
+	})
+	res := l.run(t, "ROOT-"+m+": delegate", "")
+	logOutside(t, l.API)
+	compacted, reinforced := false, 0
+	for _, r := range l.API.Requests() {
+		th, src := codexThread(r)
+		if n := len(r.Input); n > 0 && strings.Contains(r.Input[n-1].Content.Text(), "CONTEXT CHECKPOINT COMPACTION") {
+			compacted = compacted || src == "subagent"
+			continue
+		}
+		has := strings.Contains(r.DeveloperText(), "[Objective Reinforcement]")
+		switch {
+		case th == res.SessionID && has:
+			t.Errorf("root request %d carries a reinforcement; the root never compacted", r.Seq)
+		case src == "subagent" && has:
+			reinforced++
+			if !strings.Contains(r.DeveloperText(), "Objective: "+task) {
+				t.Errorf("the sub-agent's reinforcement lacks its task %q:\n%s", task, r.DeveloperText())
+			}
+		}
+	}
+	if !compacted {
+		t.Fatalf("Codex did not compact the sub-agent")
+	}
+	if reinforced == 0 {
+		t.Errorf("no request of the sub-agent after its compaction carried [Objective Reinforcement]")
+	}
+	st := readState(t, l.Serve.Store(t), nil)
+	for _, s := range st.Sessions {
+		want := 0
+		if s.ParentID != "" {
+			want = 1
+		}
+		if s.Compactions != want || s.ReinforcedEpoch != want {
+			t.Errorf("session %s: compactions %d, reinforced epoch %d, want %d and %d", s.ID, s.Compactions, s.ReinforcedEpoch, want, want)
+		}
 	}
 }

@@ -167,8 +167,8 @@ func TestCodexLineage_ReceiptNamesTheChild(t *testing.T) {
 	w.spawn("", "call_a", "TASK-A: the lexer")
 	w.spawn("", "call_b", "TASK-B: the writer")
 	w.receipt("", "call_b", "TASK-B: the writer", "agent-b")
-	if r := mustRun(t, w.e, "call_b"); r.ChildID != w.id("agent-b") || r.Status != kv.RunPending {
-		t.Fatalf("after its receipt, run call_b: child %q status %s, want %q pending", r.ChildID, r.Status, w.id("agent-b"))
+	if r := mustRun(t, w.e, "call_b"); r.ChildID != "" || r.Status != kv.RunPending {
+		t.Fatalf("after its receipt, run call_b: child %q status %s, want none yet, pending", r.ChildID, r.Status)
 	}
 	block := w.start("agent-b", codexRoot, 1, "TASK-B: the writer")
 	b := mustSession(t, w.e, w.id("agent-b"))
@@ -224,5 +224,61 @@ func TestCodexCompaction(t *testing.T) {
 	}
 	if s := mustSession(t, w.e, codexRoot); s.Compactions != 1 {
 		t.Errorf("compactions %d, want 1 (PostCompact and SessionStart(compact) are one)", s.Compactions)
+	}
+}
+
+// TestCodexLineage_StartBeforeReceipt: two spawns of the root wait; B's sub-agent starts before
+// any receipt and is guessed onto the older spawn, A. A's receipt then names another sub-agent,
+// which starts: it takes A exactly, and B's late receipt moves B's sub-agent to B. Both runs
+// end exact, each sub-agent with its own task.
+func TestCodexLineage_StartBeforeReceipt(t *testing.T) {
+	w := newCodexWorld(t)
+	w.hook("SessionStart", "", map[string]any{"source": "startup"})
+	w.hook("UserPromptSubmit", "", map[string]any{"prompt": "ROOT-OBJECTIVE: audit the parser"})
+	w.spawn("", "call_a", "TASK-A: the lexer")
+	w.spawn("", "call_b", "TASK-B: the writer")
+	w.start("agent-b", codexRoot, 1, "TASK-B: the writer")
+	if r := mustRun(t, w.e, "call_a"); r.ChildID != w.id("agent-b") || !r.Provisional {
+		t.Fatalf("agent-b, started first, is on run call_a provisional %v (child %q): the test needs the guess", r.Provisional, r.ChildID)
+	}
+	w.receipt("", "call_a", "TASK-A: the lexer", "agent-a")
+	w.start("agent-a", codexRoot, 1, "TASK-A: the lexer")
+	w.receipt("", "call_b", "TASK-B: the writer", "agent-b")
+	for _, c := range []struct{ run, agent, task string }{{"call_a", "agent-a", "TASK-A: the lexer"}, {"call_b", "agent-b", "TASK-B: the writer"}} {
+		if r := mustRun(t, w.e, c.run); r.ChildID != w.id(c.agent) || r.Provisional || r.Status != kv.RunRunning {
+			t.Errorf("run %s: child %q provisional %v status %s, want %s, exact, running", c.run, r.ChildID, r.Provisional, r.Status, c.agent)
+		}
+		if s := mustSession(t, w.e, w.id(c.agent)); s.Objective != c.task {
+			t.Errorf("%s: objective %q, want %q", c.agent, s.Objective, c.task)
+		}
+	}
+}
+
+// TestCodexLineage_ReceiptOfAnUnseenSpawn: heirloom missed a spawn's PreToolUse and its
+// sub-agent started with no run to pair; the receipt then records the run with its sub-agent.
+func TestCodexLineage_ReceiptOfAnUnseenSpawn(t *testing.T) {
+	w := newCodexWorld(t)
+	w.hook("SessionStart", "", map[string]any{"source": "startup"})
+	w.start("agent-x", codexRoot, 1, "TASK-X: late")
+	w.receipt("", "call_x", "TASK-X: late", "agent-x")
+	if r := mustRun(t, w.e, "call_x"); r.ChildID != w.id("agent-x") || r.Status != kv.RunRunning || r.Provisional {
+		t.Errorf("run call_x: child %q status %s provisional %v, want agent-x, running, exact", r.ChildID, r.Status, r.Provisional)
+	}
+}
+
+// TestCodexLineage_NamedParentNotStored: a grandchild's rollout names a child heirloom never
+// stored (heirloom started while the child ran): the grandchild is filed under the root,
+// marked as a guess, rather than lost.
+func TestCodexLineage_NamedParentNotStored(t *testing.T) {
+	w := newCodexWorld(t)
+	w.hook("SessionStart", "", map[string]any{"source": "startup"})
+	w.rollout("child-1", codexRoot, 1, "CHILD-TASK: unseen")
+	block := w.start("grand-1", "child-1", 2, "GRAND-TASK: dig")
+	g := mustSession(t, w.e, w.id("grand-1"))
+	if g.ParentID != codexRoot || !g.ParentInferred {
+		t.Errorf("grandchild: parent %q inferred %v, want the root, inferred", g.ParentID, g.ParentInferred)
+	}
+	if !strings.HasPrefix(block, "## Inherited from Parent Session") {
+		t.Errorf("the grandchild got no block from its root: %q", block)
 	}
 }

@@ -45,8 +45,9 @@ type Engine struct {
 
 	stats       counters
 	locks       keyLocks
-	checkpoints flights // checkpoints written in the background, by session
-	heard       heard   // when each harness was last heard from (LastHeard)
+	checkpoints flights  // checkpoints written in the background, by session
+	heard       heard    // when each harness was last heard from (LastHeard)
+	receipts    receipts // spawn receipts naming sub-agents not started yet (Codex)
 	first       harnessFirst
 	searching   chan struct{} // a token per search running (see Search)
 	counts      counts        // blocks delivered and runs ended, for /metrics

@@ -35,7 +35,7 @@ func (e *Engine) Hook(ctx context.Context, ev adapters.Event) (adapters.Answer, 
 	})
 	if err == nil && a.Context != "" {
 		// Reported only when answered in time: past the deadline the harness got nothing.
-		to := ev.SessionID
+		to := issuerID(ev) // a sub-agent's own event: the block went to the sub-agent
 		if ev.Kind == adapters.KindSubagentStart {
 			to = note.session // its top-level session may have been inferred
 		}
@@ -64,6 +64,45 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 	if err != nil || !ok {
 		return adapters.Answer{}, err
 	}
+	a, err := e.hookSession(ctx, h, ev, sess)
+	if err == nil && a.Context == "" && ev.AgentID != "" && reinforcesSubagent(ev.Kind) {
+		// A sub-agent that compacted gets no SessionStart (Codex): its objective comes back
+		// with its next call whose reply takes context, once per compaction.
+		a.Context, err = e.subagentReinforcement(ctx, issuerID(ev))
+	}
+	return a, err
+}
+
+// reinforcesSubagent reports whether a sub-agent's event of kind k may carry its objective
+// reinforcement after a compaction: a prompt, or a tool call before or after it runs (not a
+// spawn, whose reply may be a refusal).
+func reinforcesSubagent(k adapters.Kind) bool {
+	return k == adapters.KindPrompt || k == adapters.KindToolUse || k == adapters.KindToolResult
+}
+
+// subagentReinforcement returns the objective reinforcement of sub-agent session id when it
+// compacted since it last got one (see sessionStart for a top-level session), "" otherwise.
+func (e *Engine) subagentReinforcement(ctx context.Context, id string) (string, error) {
+	due := false
+	sess, err := e.Store.UpdateSession(ctx, e.Scope, id, func(s *kv.Session, exists bool) error {
+		if !exists || s.Compactions <= s.ReinforcedEpoch {
+			return errUnchanged
+		}
+		s.ReinforcedEpoch, due = s.Compactions, true
+		return nil
+	})
+	if errors.Is(err, errUnchanged) || err == nil && !due {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	block, err := e.reinforcement(ctx, sess)
+	return inject.Join(e.Config.MaxContextChars, block), err
+}
+
+// hookSession is hook's work for an event of top-level session sess, as admitSession wrote it.
+func (e *Engine) hookSession(ctx context.Context, h adapters.Registration, ev adapters.Event, sess kv.Session) (adapters.Answer, error) {
 	switch ev.Kind {
 	case adapters.KindSessionStart:
 		return withContext(e.sessionStart(ctx, h, ev, sess))
@@ -82,6 +121,13 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 		e.maybeCheckpoint(in.Session)
 		return adapters.Answer{}, nil
 	case adapters.KindPreCompact:
+		if id := issuerID(ev); id != sess.ID {
+			// A sub-agent compacts (Codex): its own checkpoint.
+			if _, err := e.ingestID(ctx, h, id, sess.ID); err != nil {
+				e.warn("sub-agent transcript not read before compaction", err, "session", id)
+			}
+			return adapters.Answer{}, e.preCompactionCheckpoint(ctx, e.Scope, id, ev.Instructions, nil)
+		}
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
 			e.warn("transcript not read before compaction", err, "session", ev.SessionID)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -326,6 +327,22 @@ func (e *Engine) readSmallFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+// readFirstLine reads the first line of the file at path (under the transcript roots), newline
+// included, at most 1 MiB: a rollout's opening session_meta, without the rest.
+func (e *Engine) readFirstLine(path string) ([]byte, error) {
+	f, err := e.openAllowed(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10)
+	line, err := r.ReadBytes('\n')
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return line, err
 }
 
 // openAllowed opens the file at path if it lies under the transcript roots (see allowedPath).

@@ -123,6 +123,13 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 		parentID = named
 	}
 	view, err := e.parentView(ctx, e.Scope, parentID)
+	if errors.Is(err, kv.ErrNotFound) && parentID != ev.SessionID {
+		// A parent the harness names that heirloom never stored (it started mid-session):
+		// the sub-agent is filed under its top-level session, marked as a guess.
+		e.Logger.Debug("sub-agent's parent not stored: filed under its top-level session", "agent", id, "parent", parentID)
+		parentID, inferred = ev.SessionID, true
+		view, err = e.parentView(ctx, e.Scope, parentID)
+	}
 	if err != nil {
 		return "", fmt.Errorf("sub-agent %s: parent %s: %w", id, parentID, err)
 	}
@@ -207,7 +214,7 @@ func (e *Engine) namedParent(h adapters.Registration, ev adapters.Event) string 
 	if h.SubagentMetas == nil || ev.AgentTranscriptPath == "" {
 		return ""
 	}
-	b, err := e.readSmallFile(h.SubagentMetas.SubagentMetaPath(ev.AgentTranscriptPath))
+	b, err := e.readFirstLine(h.SubagentMetas.SubagentMetaPath(ev.AgentTranscriptPath))
 	if err != nil {
 		e.Logger.Debug("sub-agent metadata not read at its start", "agent", ev.AgentID, "error", err)
 		return ""
@@ -222,16 +229,23 @@ func (e *Engine) namedParent(h adapters.Registration, ev adapters.Event) string 
 	return childID(ev.SessionID, meta.ParentID)
 }
 
-// receiptRun returns the run whose spawn's result already named sub-agent session id before it
-// started (Codex: spawn_agent returns the new agent's id at once, see spawnResult): that
-// pairing is exact. It returns nil when no run names the sub-agent.
+// receiptRun returns the run whose spawn's receipt named sub-agent session id before it
+// started (see spawnResult), when that run still waits for it or holds a sub-agent paired by a
+// guess: that pairing is exact. It returns nil when no receipt named the sub-agent.
 func (e *Engine) receiptRun(ctx context.Context, id string) (*kv.Run, bool, error) {
-	r, err := e.Store.RunByChild(ctx, e.Scope, id)
+	runID := e.receipts.take(lockKey(e.Scope, id), e.Now())
+	if runID == "" {
+		return nil, false, nil
+	}
+	r, err := e.Store.GetRun(ctx, e.Scope, runID)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if !(r.Status == kv.RunPending || r.Status == kv.RunRunning && r.Provisional) {
+		return nil, false, nil // refused, ended, or serving another sub-agent for sure
 	}
 	return &r, false, nil
 }
@@ -394,7 +408,9 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 	}
 	id := childID(ev.SessionID, ev.AgentID)
 	var spawn string
-	if h.SubagentMetas != nil && ev.AgentTranscriptPath != "" {
+	// A harness with spawn receipts (Codex) confirmed the pairing at the receipt, and its
+	// metadata names no spawn.
+	if h.SubagentMetas != nil && ev.AgentTranscriptPath != "" && !h.SpawnReceipts {
 		if b, err := e.readSmallFile(h.SubagentMetas.SubagentMetaPath(ev.AgentTranscriptPath)); err == nil {
 			if meta, err := h.SubagentMetas.ParseSubagentMeta(b); err == nil {
 				spawn = meta.ToolUseID
@@ -451,7 +467,7 @@ func (e *Engine) subagentStop(ctx context.Context, h adapters.Registration, ev a
 		return err
 	}
 	_, err = e.ingestID(ctx, h, id, root.ID)
-	if stopped.ID != "" && stopped.Turns == 0 && !stopped.Open() {
+	if stopped.ID != "" && (stopped.Turns == 0 || h.SpawnReceipts) && !stopped.Open() {
 		e.settleTurns(h, stopped.ID, id, root.ID)
 	}
 	return err
@@ -474,14 +490,25 @@ func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev ad
 		}
 	}
 	var run kv.Run
+	receipt := h.SpawnReceipts && launched(ev.Result.Status) && ev.Result.AgentID != ""
+	child := childID(ev.SessionID, ev.Result.AgentID)
+	created, started := false, false
 	err := e.Store.Update(ctx, func(tx *kv.Tx) error {
 		if ev.Result.AgentID != "" {
-			if err := e.confirm(tx, ev.Spawn.ToolUseID, childID(ev.SessionID, ev.Result.AgentID)); err != nil {
+			if err := e.confirm(tx, ev.Spawn.ToolUseID, child); err != nil {
 				return fmt.Errorf("confirm spawn %s: %w", ev.Spawn.ToolUseID, err)
 			}
 		}
+		if receipt {
+			_, err := tx.GetSession(e.Scope, child)
+			if err != nil && !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
+			started = err == nil
+		}
 		var err error
 		run, err = tx.UpdateRun(e.Scope, ev.Spawn.ToolUseID, func(r *kv.Run, exists bool) error {
+			created = !exists
 			if !exists {
 				r.Harness, r.RootID, r.ParentID = ev.Harness, ev.SessionID, issuerID(ev)
 				r.Description, r.Prompt, r.Type = ev.Spawn.Description, ev.Spawn.Prompt, ev.Spawn.Type
@@ -489,11 +516,6 @@ func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev ad
 			}
 			if r.Status == kv.RunRefused && wentAhead(ev.Result) {
 				unrefuse(r) // its sub-agent ran: the refusal never reached the harness
-			}
-			if h.SpawnReceipts && launched(ev.Result.Status) && ev.Result.AgentID != "" && r.Pending() {
-				// A receipt naming a sub-agent that has not started yet (Codex): its
-				// SubagentStart pairs with this run exactly (see receiptRun).
-				r.ChildID = childID(ev.SessionID, ev.Result.AgentID)
 			}
 			if r.Status == kv.RunRefused || launched(ev.Result.Status) || r.Swept {
 				return nil // refused: no sub-agent ran; launched: it runs on, its SubagentStop ends it
@@ -512,8 +534,17 @@ func (e *Engine) spawnResult(ctx context.Context, h adapters.Registration, ev ad
 			r.Turns = turnsOf(r, ev.Result.Steps, turns)
 			return nil
 		})
-		return err
+		if err != nil || !receipt || !created || !started {
+			return err
+		}
+		// A receipt for a spawn heirloom never saw, of a sub-agent that started already:
+		// the run it just recorded is that sub-agent's.
+		return e.confirm(tx, ev.Spawn.ToolUseID, child)
 	})
+	if err == nil && receipt && !started {
+		// The sub-agent has not started: its SubagentStart takes this run (receiptRun).
+		e.receipts.put(lockKey(e.Scope, child), ev.Spawn.ToolUseID, e.Now())
+	}
 	if err != nil {
 		return fmt.Errorf("record result of spawn %s: %w", ev.Spawn.ToolUseID, err)
 	}

@@ -81,7 +81,9 @@ const childTranscriptSettle = time.Second
 
 // settleTurns reads, in the background after childTranscriptSettle, what was written of
 // sub-agent child's transcript after its end, under the lock of root, and records its turns on
-// run runID when the run still has none. Nothing waits for it.
+// run runID when the run still has none, or, for a harness that counts no steps of its own and
+// whose sub-agent's rollout is finished after its end (Codex: h.SpawnReceipts), fewer than its
+// transcript holds. Nothing waits for it.
 func (e *Engine) settleTurns(h adapters.Registration, runID, child, root string) {
 	e.goBackground(func(ctx context.Context) {
 		t := time.NewTimer(childTranscriptSettle)
@@ -101,7 +103,7 @@ func (e *Engine) settleTurns(h adapters.Registration, runID, child, root string)
 			return
 		}
 		_, err = e.Store.UpdateRun(ctx, e.Scope, runID, func(r *kv.Run, exists bool) error {
-			if !exists || r.Turns != 0 || r.ChildID != child {
+			if !exists || r.ChildID != child || r.Turns != 0 && !(h.SpawnReceipts && r.Turns < int(in.Session.TurnCount)) {
 				return errUnchanged
 			}
 			r.Turns = int(in.Session.TurnCount)

@@ -30,7 +30,7 @@ const DefaultURL = adapters.DefaultSidecarURL
 // the shim reports as a warning naming the harness.
 func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || !adapters.ValidName(args[0]) {
-		fmt.Fprintf(stderr, "heirloom: usage: %s claude-code|codex [-- CMD ARGS…] (hook JSON on stdin); replying {}\n", prog)
+		fmt.Fprintf(stderr, "heirloom: usage: %s claude-code [-- CMD ARGS…] | codex (hook JSON on stdin); replying {}\n", prog)
 		fmt.Fprintln(stdout, emptyReply)
 		return 0
 	}
@@ -46,6 +46,13 @@ func Main(ctx context.Context, prog string, args, env []string, stdin io.Reader,
 	if len(args) > 1 && args[1] == "--" {
 		if len(args) == 2 {
 			fmt.Fprintf(stderr, "heirloom: usage: %s %s -- CMD [ARGS…]: no command after --; replying {}\n", prog, harness)
+			fmt.Fprintln(stdout, emptyReply)
+			return 0
+		}
+		if harness != "claude-code" {
+			// Proxy mode merges replies by Claude Code's rules; a harness that runs several
+			// hooks per event itself (Codex) needs none.
+			fmt.Fprintf(stderr, "heirloom: %s %s -- CMD: wrapping a hook command is for claude-code only (%s runs several hooks per event itself: give it your command as a hook of its own); replying {}\n", prog, harness, harness)
 			fmt.Fprintln(stdout, emptyReply)
 			return 0
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -130,4 +132,18 @@ func TestMainRelays(t *testing.T) {
 			oneShimWarning(t, stderr, tt.warn)
 		}
 	})
+}
+
+// TestMain_WrapIsClaudeCodeOnly: `heirloom hook codex -- CMD` does not run CMD nor merge by
+// Claude Code's rules: it says why and replies {}.
+func TestMain_WrapIsClaudeCodeOnly(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	marker := filepath.Join(t.TempDir(), "ran")
+	code := hookshim.Main(t.Context(), "heirloom hook", []string{"codex", "--", "touch", marker}, []string{"HEIRLOOM_URL=http://127.0.0.1:1"}, strings.NewReader("{}"), &stdout, &stderr)
+	if code != 0 || strings.TrimSpace(stdout.String()) != "{}" || !strings.Contains(stderr.String(), "claude-code only") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, {} and why", code, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the wrapped command ran")
+	}
 }

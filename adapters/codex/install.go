@@ -14,10 +14,6 @@ import (
 	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
 )
 
-// shimMarker identifies heirloom's own command hooks in config.toml, whatever path the binary
-// was installed at ("heirloom hook codex", "heirloom-hook codex").
-const shimMarker = "hook " + Harness
-
 // MCPServerName is the name heirloom's MCP server is registered under ([mcp_servers.heirloom]).
 const MCPServerName = "heirloom"
 
@@ -67,8 +63,8 @@ type InstallResult struct {
 // to <file>.bak-<time>[.N], then replaced atomically.
 func Install(opts InstallOptions) (InstallResult, error) {
 	res := InstallResult{}
-	if opts.CodexHome == "" || !strings.Contains(opts.Command, shimMarker) {
-		return res, fmt.Errorf("install codex: Codex's home and a command containing %q are required", shimMarker)
+	if opts.CodexHome == "" || !IsShimCommand(opts.Command) {
+		return res, fmt.Errorf("install codex: Codex's home and a command that runs heirloom's shim (PATH/heirloom-hook codex, or PATH/heirloom hook codex) are required, got %q", opts.Command)
 	}
 	if opts.MCPURL != "" && !strings.HasPrefix(opts.MCPURL, "http://") && !strings.HasPrefix(opts.MCPURL, "https://") {
 		return res, fmt.Errorf("install codex: the MCP server needs the sidecar's http(s) URL, got %q", opts.MCPURL)
@@ -282,6 +278,77 @@ func oursIn(groups []map[string]any) []int {
 	return out
 }
 
+// IsShimCommand reports whether a hook command runs heirloom's shim for Codex and nothing
+// else: a program named heirloom-hook followed by "codex", or heirloom followed by "hook
+// codex", wherever installed (the program may be quoted, as a path with spaces must be). A
+// command that merely mentions "hook codex" (git-hook codex-notify, a wrapper with "--") is
+// not heirloom's.
+func IsShimCommand(cmd string) bool {
+	args := shellWords(cmd)
+	if len(args) == 0 {
+		return false
+	}
+	switch filepath.Base(args[0]) {
+	case "heirloom-hook":
+		return slices.Equal(args[1:], []string{Harness})
+	case "heirloom":
+		return slices.Equal(args[1:], []string{"hook", Harness})
+	}
+	return false
+}
+
+// shellWords splits a command line into words as a POSIX shell would for the simple forms a
+// hook command takes: blanks separate, '…' and "…" quote (backslash escapes inside "…" and
+// outside quotes). It returns nil for an unterminated quote.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	quote, word := byte(0), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case quote == '"':
+			switch {
+			case c == '"':
+				quote = 0
+			case c == '\\' && i+1 < len(s):
+				i++
+				cur.WriteByte(s[i])
+			default:
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, word = c, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			word = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if word {
+				words = append(words, cur.String())
+				cur.Reset()
+				word = false
+			}
+		default:
+			cur.WriteByte(c)
+			word = true
+		}
+	}
+	if quote != 0 {
+		return nil
+	}
+	if word {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
 // isOurs reports whether a hook group is one heirloom installed: every hook in it runs the
 // shim. A hook that wraps the user's own command (shim -- CMD) is the user's: not ours.
 func isOurs(group map[string]any) bool {
@@ -292,8 +359,7 @@ func isOurs(group map[string]any) bool {
 	for _, h := range hs {
 		m, _ := h.(map[string]any)
 		cmd, _ := m["command"].(string)
-		_, after, ok := strings.Cut(cmd, shimMarker)
-		if !ok || strings.HasPrefix(strings.TrimSpace(after), "--") {
+		if !IsShimCommand(cmd) {
 			return false
 		}
 	}

@@ -248,6 +248,25 @@ func TestRemove(t *testing.T) {
 			t.Fatalf("got\n%q\nwant\n%q", got, want)
 		}
 	})
+	t.Run("CommentAddedSinceStays", func(t *testing.T) {
+		// A comment changes no value: the pre-install backup holds the same TOML, yet giving
+		// it back would drop the comment.
+		home := t.TempDir()
+		path := filepath.Join(home, configFile)
+		os.WriteFile(path, []byte("model = \"o3\"\n"), 0o600)
+		if _, err := Install(InstallOptions{CodexHome: home, Command: shimCmd, MCPURL: "http://127.0.0.1:7433"}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, append([]byte("# why o3: cheaper\n"), b...), 0o600)
+		res, err := Remove(home, false, time.Now())
+		if err != nil || !res.Changed || res.Restored != "" {
+			t.Fatalf("got %+v, %v", res, err)
+		}
+		if got, _ := os.ReadFile(path); !strings.Contains(string(got), "# why o3: cheaper") || !strings.Contains(string(got), "model = \"o3\"") {
+			t.Fatalf("the comment added since the install is gone:\n%s", got)
+		}
+	})
 	t.Run("RekeysUserGroups", func(t *testing.T) {
 		home := t.TempDir()
 		path := filepath.Join(home, configFile)
@@ -301,4 +320,27 @@ func TestRemove(t *testing.T) {
 			t.Fatal("got nil error")
 		}
 	})
+}
+
+// TestIsShimCommand: only a command that runs heirloom's shim for Codex, and nothing else, is
+// heirloom's; a user's command that merely mentions "hook codex" is not.
+func TestIsShimCommand(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"/usr/local/bin/heirloom-hook codex":           true,
+		"heirloom hook codex":                          true,
+		"'/opt/my tools/heirloom-hook' codex":          true,
+		`"/opt/my tools/heirloom" hook codex`:          true,
+		`/opt/my\ tools/heirloom-hook codex`:           true,
+		"/usr/local/bin/git-hook codex-notify":         false,
+		"/usr/local/bin/heirloom-hook codex -- ./mine": false,
+		"heirloom-hook claude-code":                    false,
+		"my-heirloom-hook codex":                       false,
+		"sh -c 'heirloom-hook codex'":                  false,
+		"'/unterminated/heirloom-hook codex":           false,
+		"":                                             false,
+	} {
+		if got := IsShimCommand(cmd); got != want {
+			t.Errorf("IsShimCommand(%q) = %v, want %v", cmd, got, want)
+		}
+	}
 }

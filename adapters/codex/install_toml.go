@@ -184,6 +184,22 @@ func sameValue(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
+// sameText reports whether a and b hold the same lines, comments included, but for blank lines,
+// trailing spaces and line ends: uninstall gives back a backup's exact bytes only when what it
+// would write differs from them in nothing else (edits made since the install stay).
+func sameText(a, b []byte) bool {
+	lines := func(x []byte) []string {
+		var out []string
+		for _, l := range strings.Split(string(x), "\n") {
+			if l = strings.TrimRight(l, " \t\r"); l != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	return slices.Equal(lines(a), lines(b))
+}
+
 // edit replaces the bytes of at with text.
 type edit struct {
 	at   span

@@ -122,7 +122,7 @@ func Remove(codexHome string, dryRun bool, now time.Time) (RemoveResult, error) 
 		}
 		res.Restored = ""
 		for _, b := range backups {
-			if old, err := os.ReadFile(b); err == nil && sameValue(old, res.After) {
+			if old, err := os.ReadFile(b); err == nil && sameText(old, res.After) {
 				res.Restored, res.After = b, old
 				break
 			}

@@ -31,6 +31,10 @@ type Server struct {
 	*server
 	// Models lists the model ids GET /v1/models reports; New sets {"test-model"}.
 	Models []string
+	// InputTokens, when set, gives the input token count a reply reports for a request (Codex
+	// compacts a thread once its reported usage passes model_auto_compact_token_limit); by
+	// default it is estimated from the request's size. Set it before Start.
+	InputTokens func(Request) int
 }
 
 // Call is a request the stand-in got outside POST /v1/responses.
@@ -46,7 +50,7 @@ func New(script func(Request) Reply) *Server {
 	}
 	s := &Server{Models: []string{"test-model"}}
 	routes := map[string]standin.Route{"GET /v1/models": s.serveModels}
-	s.server = standin.New("/v1/responses", routes, format{}, script)
+	s.server = standin.New("/v1/responses", routes, format{s}, script)
 	return s
 }
 
@@ -73,7 +77,7 @@ func (s *Server) serveModels(w http.ResponseWriter, _ []byte) {
 	standin.WriteJSON(w, http.StatusOK, list)
 }
 
-type format struct{}
+type format struct{ s *Server }
 
 func (format) Failure(r Reply) *Error { return r.Error }
 
@@ -84,7 +88,7 @@ func (format) ErrorBody(e Error) any {
 
 // Write answers one request with reply, always streamed (Codex asks for a
 // stream; a request that does not is answered the same way).
-func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply Reply) error {
+func (f format) Write(w http.ResponseWriter, r *http.Request, req Request, reply Reply) error {
 	items, err := outputItems(reply, req.Seq)
 	if err != nil {
 		return err
@@ -119,6 +123,9 @@ func (format) Write(w http.ResponseWriter, r *http.Request, req Request, reply R
 		}
 	}
 	in := standin.Tokens(len(req.Raw))
+	if f.s.InputTokens != nil {
+		in = f.s.InputTokens(req)
+	}
 	done := created
 	done["status"] = "completed"
 	done["output"] = []any{}
