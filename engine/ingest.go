@@ -337,7 +337,7 @@ func (e *Engine) readFirstLine(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10)
+	r := bufio.NewReader(io.LimitReader(f, 1<<20))
 	line, err := r.ReadBytes('\n')
 	if errors.Is(err, io.EOF) {
 		err = nil
