@@ -7,6 +7,7 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,6 +171,28 @@ type Transcripts interface {
 	// how many bytes it consumed. A trailing partial record is left unconsumed unless atEOF says the
 	// file ends there. Records it does not understand are consumed and skipped; it never fails.
 	ParseTranscript(chunk []byte, atEOF bool) (turns []Turn, consumed int)
+}
+
+// ParseLines is how a Transcripts adapter of a JSONL transcript parses a chunk: the complete
+// lines at its start, each given to parse (without its "\n"), a last line without "\n" only
+// when atEOF says the file ends there. It returns the turns parse yielded and the bytes
+// consumed. Each line stands alone, so a file parsed in pieces yields the turns of the whole.
+func ParseLines(chunk []byte, atEOF bool, parse func(line []byte) (Turn, bool)) ([]Turn, int) {
+	var turns []Turn
+	consumed := 0
+	for consumed < len(chunk) {
+		line, next := chunk[consumed:], len(chunk)
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, next = line[:i], consumed+i+1
+		} else if !atEOF {
+			break
+		}
+		consumed = next
+		if t, ok := parse(line); ok {
+			turns = append(turns, t)
+		}
+	}
+	return turns, consumed
 }
 
 // ErrMalformed is wrapped by every decoding error caused by bad input. Bad input is permanent:

@@ -69,21 +69,7 @@ type toolUseResult struct {
 // records without a uuid, blank or malformed lines. Sub-agent records (isSidechain) are kept:
 // they are the content of a sub-agent's own transcript.
 func (Adapter) ParseTranscript(chunk []byte, atEOF bool) ([]adapters.Turn, int) {
-	var turns []adapters.Turn
-	consumed := 0
-	for consumed < len(chunk) {
-		line, next := chunk[consumed:], len(chunk)
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line, next = line[:i], consumed+i+1
-		} else if !atEOF {
-			break
-		}
-		consumed = next
-		if t, ok := parseRecord(line); ok {
-			turns = append(turns, t)
-		}
-	}
-	return turns, consumed
+	return adapters.ParseLines(chunk, atEOF, parseRecord)
 }
 
 // parseRecord turns one transcript line into a turn; ok is false when it yields none.

@@ -63,21 +63,7 @@ type contentPart struct {
 // compacted record's turn), and every other record type yield none. Turn.ID is the item's id, else
 // "ordinal-N"; Turn.At the record's timestamp.
 func (Adapter) ParseTranscript(chunk []byte, atEOF bool) ([]adapters.Turn, int) {
-	var turns []adapters.Turn
-	consumed := 0
-	for consumed < len(chunk) {
-		line, next := chunk[consumed:], len(chunk)
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line, next = line[:i], consumed+i+1
-		} else if !atEOF {
-			break
-		}
-		consumed = next
-		if t, ok := parseRecord(line); ok {
-			turns = append(turns, t)
-		}
-	}
-	return turns, consumed
+	return adapters.ParseLines(chunk, atEOF, parseRecord)
 }
 
 // parseRecord turns one rollout line into a turn; ok is false when it yields none.
