@@ -305,6 +305,9 @@ func TestLiveCodexCompaction(t *testing.T) {
 	if !strings.Contains(dev, "[Objective Reinforcement]") || !strings.Contains(dev, objective) {
 		t.Errorf("the first request after the compaction lacks the reinforcement with the objective; developer text:\n%s", dev)
 	}
+	if n := strings.Count(dev, "Objective: "+objective); n != 1 {
+		t.Errorf("the objective is restated %d times in that request's developer messages, want once:\n%s", n, dev)
+	}
 }
 
 // codexInherited returns the inherited block in developer text, "" when none.

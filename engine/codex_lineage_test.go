@@ -205,7 +205,8 @@ func TestCodexLineage_ReceiptNamesTheChild(t *testing.T) {
 
 // TestCodexCompaction: PreCompact, PostCompact, then SessionStart(resume) and
 // SessionStart(compact), as Codex 0.169 sends them when resuming compacts: the reinforcement
-// comes once, in the compact start's reply.
+// comes once, in the first start's reply, in place of the recovered checkpoint (both replies
+// reach the same request).
 func TestCodexCompaction(t *testing.T) {
 	w := newCodexWorld(t)
 	w.hook("SessionStart", "", map[string]any{"source": "startup"})
@@ -214,10 +215,12 @@ func TestCodexCompaction(t *testing.T) {
 	if a := w.hook("PostCompact", "", map[string]any{"trigger": "auto"}); a.Context != "" {
 		t.Errorf("PostCompact answered context %q; Codex's schema takes none", a.Context)
 	}
-	w.hook("SessionStart", "", map[string]any{"source": "resume"})
-	got := w.hook("SessionStart", "", map[string]any{"source": "compact"}).Context
+	got := w.hook("SessionStart", "", map[string]any{"source": "resume"}).Context
 	if !strings.HasPrefix(got, "[Objective Reinforcement]") || !strings.Contains(got, "ROOT-OBJECTIVE: audit the parser") {
-		t.Errorf("SessionStart(compact): %q, want the reinforcement with the objective", got)
+		t.Errorf("SessionStart(resume) after the compaction: %q, want the reinforcement with the objective", got)
+	}
+	if strings.Contains(got, "## Recovered Session Checkpoint") {
+		t.Errorf("SessionStart(resume) gave the recovered checkpoint beside the reinforcement: the objective twice")
 	}
 	if again := w.hook("SessionStart", "", map[string]any{"source": "compact"}).Context; again != "" {
 		t.Errorf("a repeated SessionStart(compact) in the same epoch got %q, want nothing", again)

@@ -68,7 +68,7 @@ func (e *Engine) hook(ctx context.Context, ev adapters.Event, note *delivery) (a
 	if err == nil && a.Context == "" && ev.AgentID != "" && reinforcesSubagent(ev.Kind) {
 		// A sub-agent that compacted gets no SessionStart (Codex): its objective comes back
 		// with its next call whose reply takes context, once per compaction.
-		a.Context, err = e.subagentReinforcement(ctx, issuerID(ev))
+		a.Context, err = e.pendingReinforcement(ctx, issuerID(ev))
 	}
 	return a, err
 }
@@ -80,9 +80,10 @@ func reinforcesSubagent(k adapters.Kind) bool {
 	return k == adapters.KindPrompt || k == adapters.KindToolUse || k == adapters.KindToolResult
 }
 
-// subagentReinforcement returns the objective reinforcement of sub-agent session id when it
-// compacted since it last got one (see sessionStart for a top-level session), "" otherwise.
-func (e *Engine) subagentReinforcement(ctx context.Context, id string) (string, error) {
+// pendingReinforcement returns the objective reinforcement of session id when it compacted
+// since it last got one, and records it given; "" otherwise. A sub-agent gets it with its next
+// call whose reply takes context; a top-level session with its SessionStart (see sessionStart).
+func (e *Engine) pendingReinforcement(ctx context.Context, id string) (string, error) {
 	due := false
 	sess, err := e.Store.UpdateSession(ctx, e.Scope, id, func(s *kv.Session, exists bool) error {
 		if !exists || s.Compactions <= s.ReinforcedEpoch {
@@ -193,6 +194,13 @@ func (e *Engine) sessionStart(ctx context.Context, h adapters.Registration, ev a
 		in, err := e.ingest(ctx, h, sess, ev.SessionID)
 		if err != nil {
 			e.warn("transcript not read at session start", err, "session", ev.SessionID)
+		}
+		// A compaction heirloom counted and has not answered yet (Codex compacts a resumed
+		// session first: PostCompact, then SessionStart resume, then compact, all before the
+		// next request): its reinforcement, which carries the pre-compaction checkpoint, in
+		// place of the recovered one, so the objective comes once.
+		if text, err := e.pendingReinforcement(ctx, ev.SessionID); err != nil || text != "" {
+			return text, err
 		}
 		block, err := e.recovered(ctx, in.Session, ev.Source == adapters.SourceResume)
 		return inject.Join(e.Config.MaxContextChars, block), err
