@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heirloom-dev/heirloom/adapters/codex"
 	"github.com/heirloom-dev/heirloom/kv"
 	"github.com/heirloom-dev/heirloom/proxy"
 )
@@ -270,12 +271,13 @@ func codexIDs(rec codexRecording) (root string, agents []string) {
 	return root, agents
 }
 
-// codexSpawns returns the spawn_agent tool_use_ids of rec in order.
+// codexSpawns returns the run ids of rec's spawn_agent calls, in order: each call id scoped by
+// its root session (codex.RunID).
 func codexSpawns(rec codexRecording) []string {
 	var out []string
 	for _, c := range rec.Calls {
 		if c.Event == "PreToolUse" && codexField(c, "tool_name") == "spawn_agent" {
-			out = append(out, codexField(c, "tool_use_id"))
+			out = append(out, codex.RunID(codexField(c, "session_id"), codexField(c, "tool_use_id")))
 		}
 	}
 	return out

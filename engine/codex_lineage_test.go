@@ -127,6 +127,9 @@ func (w *codexWorld) start(child, parent string, depth int, task string) string 
 
 func (w *codexWorld) id(agent string) string { return w.root + ":" + agent }
 
+// run is heirloom's id for the run of spawn_agent call callID: scoped by the root session.
+func (w *codexWorld) run(callID string) string { return codex.RunID(w.root, callID) }
+
 // TestCodexLineage_MetaNamesTheParent: two spawns of one type wait, the root's first; a
 // grandchild whose rollout names the child as its parent starts before either receipt came.
 // heirloom pairs it with the child's spawn, exactly, not with the older one of the root.
@@ -146,10 +149,10 @@ func TestCodexLineage_MetaNamesTheParent(t *testing.T) {
 	if g.ParentID != w.id("child-1") || g.Depth != 2 || g.Objective != "GRAND-TASK: read the token table" {
 		t.Errorf("grandchild: parent %q depth %d objective %q, want %q 2 GRAND-TASK…", g.ParentID, g.Depth, g.Objective, w.id("child-1"))
 	}
-	if r := mustRun(t, w.e, "call_g1"); r.ChildID != w.id("grand-1") || r.Provisional {
+	if r := mustRun(t, w.e, w.run("call_g1")); r.ChildID != w.id("grand-1") || r.Provisional {
 		t.Errorf("run call_g1: child %q provisional %v, want %q, exact", r.ChildID, r.Provisional, w.id("grand-1"))
 	}
-	if r := mustRun(t, w.e, "call_r2"); r.ChildID != "" || r.Status != kv.RunPending {
+	if r := mustRun(t, w.e, w.run("call_r2")); r.ChildID != "" || r.Status != kv.RunPending {
 		t.Errorf("run call_r2 (the root's): child %q status %s, want none, pending", r.ChildID, r.Status)
 	}
 	if !strings.Contains(block, "Objective: CHILD-TASK: read the lexer") {
@@ -167,7 +170,7 @@ func TestCodexLineage_ReceiptNamesTheChild(t *testing.T) {
 	w.spawn("", "call_a", "TASK-A: the lexer")
 	w.spawn("", "call_b", "TASK-B: the writer")
 	w.receipt("", "call_b", "TASK-B: the writer", "agent-b")
-	if r := mustRun(t, w.e, "call_b"); r.ChildID != "" || r.Status != kv.RunPending {
+	if r := mustRun(t, w.e, w.run("call_b")); r.ChildID != "" || r.Status != kv.RunPending {
 		t.Fatalf("after its receipt, run call_b: child %q status %s, want none yet, pending", r.ChildID, r.Status)
 	}
 	block := w.start("agent-b", codexRoot, 1, "TASK-B: the writer")
@@ -175,10 +178,10 @@ func TestCodexLineage_ReceiptNamesTheChild(t *testing.T) {
 	if b.Objective != "TASK-B: the writer" || b.ParentID != codexRoot {
 		t.Errorf("agent-b: objective %q parent %q, want TASK-B… and the root", b.Objective, b.ParentID)
 	}
-	if r := mustRun(t, w.e, "call_b"); r.ChildID != w.id("agent-b") || r.Provisional || r.Status != kv.RunRunning {
+	if r := mustRun(t, w.e, w.run("call_b")); r.ChildID != w.id("agent-b") || r.Provisional || r.Status != kv.RunRunning {
 		t.Errorf("run call_b: child %q provisional %v status %s, want agent-b, exact, running", r.ChildID, r.Provisional, r.Status)
 	}
-	if r := mustRun(t, w.e, "call_a"); r.ChildID != "" {
+	if r := mustRun(t, w.e, w.run("call_a")); r.ChildID != "" {
 		t.Errorf("run call_a took child %q; it has none yet", r.ChildID)
 	}
 	if !strings.Contains(block, "TASK-B: the writer") || strings.Contains(block, "TASK-A") {
@@ -198,7 +201,7 @@ func TestCodexLineage_ReceiptNamesTheChild(t *testing.T) {
 
 	// Its SubagentStop ends the run with its last message.
 	w.hook("SubagentStop", "agent-b", map[string]any{"agent_transcript_path": w.path("agent-b"), "last_assistant_message": "RESULT-B", "transcript_path": w.path(codexRoot)})
-	if r := mustRun(t, w.e, "call_b"); r.Status != kv.RunCompleted || r.Result != "RESULT-B" {
+	if r := mustRun(t, w.e, w.run("call_b")); r.Status != kv.RunCompleted || r.Result != "RESULT-B" {
 		t.Errorf("run call_b after SubagentStop: %s %q, want completed RESULT-B", r.Status, r.Result)
 	}
 }
@@ -241,14 +244,14 @@ func TestCodexLineage_StartBeforeReceipt(t *testing.T) {
 	w.spawn("", "call_a", "TASK-A: the lexer")
 	w.spawn("", "call_b", "TASK-B: the writer")
 	w.start("agent-b", codexRoot, 1, "TASK-B: the writer")
-	if r := mustRun(t, w.e, "call_a"); r.ChildID != w.id("agent-b") || !r.Provisional {
+	if r := mustRun(t, w.e, w.run("call_a")); r.ChildID != w.id("agent-b") || !r.Provisional {
 		t.Fatalf("agent-b, started first, is on run call_a provisional %v (child %q): the test needs the guess", r.Provisional, r.ChildID)
 	}
 	w.receipt("", "call_a", "TASK-A: the lexer", "agent-a")
 	w.start("agent-a", codexRoot, 1, "TASK-A: the lexer")
 	w.receipt("", "call_b", "TASK-B: the writer", "agent-b")
 	for _, c := range []struct{ run, agent, task string }{{"call_a", "agent-a", "TASK-A: the lexer"}, {"call_b", "agent-b", "TASK-B: the writer"}} {
-		if r := mustRun(t, w.e, c.run); r.ChildID != w.id(c.agent) || r.Provisional || r.Status != kv.RunRunning {
+		if r := mustRun(t, w.e, w.run(c.run)); r.ChildID != w.id(c.agent) || r.Provisional || r.Status != kv.RunRunning {
 			t.Errorf("run %s: child %q provisional %v status %s, want %s, exact, running", c.run, r.ChildID, r.Provisional, r.Status, c.agent)
 		}
 		if s := mustSession(t, w.e, w.id(c.agent)); s.Objective != c.task {
@@ -264,7 +267,7 @@ func TestCodexLineage_ReceiptOfAnUnseenSpawn(t *testing.T) {
 	w.hook("SessionStart", "", map[string]any{"source": "startup"})
 	w.start("agent-x", codexRoot, 1, "TASK-X: late")
 	w.receipt("", "call_x", "TASK-X: late", "agent-x")
-	if r := mustRun(t, w.e, "call_x"); r.ChildID != w.id("agent-x") || r.Status != kv.RunRunning || r.Provisional {
+	if r := mustRun(t, w.e, w.run("call_x")); r.ChildID != w.id("agent-x") || r.Status != kv.RunRunning || r.Provisional {
 		t.Errorf("run call_x: child %q status %s provisional %v, want agent-x, running, exact", r.ChildID, r.Status, r.Provisional)
 	}
 }
@@ -283,5 +286,26 @@ func TestCodexLineage_NamedParentNotStored(t *testing.T) {
 	}
 	if !strings.HasPrefix(block, "## Inherited from Parent Session") {
 		t.Errorf("the grandchild got no block from its root: %q", block)
+	}
+}
+
+// TestCodexLineage_CallIDsPerSession: two sessions whose provider numbers calls alike
+// ("call_1" in each) get a run each, every run with its own sub-agent and task.
+func TestCodexLineage_CallIDsPerSession(t *testing.T) {
+	w := newCodexWorld(t)
+	other := &codexWorld{t: t, e: w.e, dir: w.dir, root: "01a21df2-0000-7000-8000-000000000002"}
+	other.rollout(other.root, "", 0, "OTHER-OBJECTIVE")
+	for _, s := range []*codexWorld{w, other} {
+		s.hook("SessionStart", "", map[string]any{"source": "startup"})
+		task := "TASK of " + s.root
+		s.spawn("", "call_1", task)
+		s.receipt("", "call_1", task, "agent-"+s.root[len(s.root)-1:])
+		s.start("agent-"+s.root[len(s.root)-1:], s.root, 1, task)
+	}
+	for _, s := range []*codexWorld{w, other} {
+		r := mustRun(t, w.e, s.run("call_1"))
+		if r.RootID != s.root || r.ChildID != s.id("agent-"+s.root[len(s.root)-1:]) || r.Prompt != "TASK of "+s.root {
+			t.Errorf("run %s: root %q child %q prompt %q, want its own session's", r.ID, r.RootID, r.ChildID, r.Prompt)
+		}
 	}
 }

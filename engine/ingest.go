@@ -374,6 +374,11 @@ func (e *Engine) awaitSpawnRecord(ctx context.Context, parent kv.Session, toolUs
 		return
 	}
 	deadline := time.Now().Add(e.Config.SpawnRecordWait)
+	// The transcript names the call as the harness does: a run id scoped by its session
+	// ("<root>:<call id>", Codex) is looked for by its call id.
+	if i := strings.LastIndexByte(toolUseID, ':'); i >= 0 {
+		toolUseID = toolUseID[i+1:]
+	}
 	needle := []byte(`"` + toolUseID + `"`)
 	for {
 		if path == "" {

@@ -158,7 +158,7 @@ func BenchmarkCodexSubagentStart(b *testing.B) {
 					"tool_input": map[string]any{"message": task}, "tool_response": `{"agent_id":"` + agent + `","nickname":"Kant"}`}))
 				lastRun := ""
 				if i > 0 {
-					lastRun = fmt.Sprintf("call_bench%05d", i-1)
+					lastRun = codex.RunID(codexRoot, fmt.Sprintf("call_bench%05d", i-1))
 				}
 				settleCheckpoint(b, p.s, codexRoot, lastRun) // as BenchmarkSubagentStart does
 				meta, _ := json.Marshal(map[string]any{"timestamp": "2026-11-01T11:00:00Z", "ordinal": 0, "type": "session_meta", "payload": map[string]any{

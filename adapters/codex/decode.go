@@ -124,7 +124,7 @@ func decodeTool(ev *adapters.Event, pre bool, p ToolInput) {
 		}
 		return
 	}
-	ev.Spawn = spawnOf(p.ToolUseID, p.ToolInput)
+	ev.Spawn = spawnOf(RunID(ev.SessionID, p.ToolUseID), p.ToolInput)
 	if pre {
 		ev.Kind = adapters.KindSpawn
 		return
@@ -139,6 +139,17 @@ func decodeTool(ev *adapters.Event, pre bool, p ToolInput) {
 	}
 	// No receipt: the spawn failed, and the response is Codex's error text.
 	ev.Result.Status, ev.Result.Text = adapters.StatusFailed, textOf(p.ToolResponse)
+}
+
+// RunID is heirloom's id for the run of the spawn_agent call callID in root session root:
+// "<root>:<call id>". A Responses-API provider names calls as it likes, and one that counts them
+// per process ("call_1" in every session) would otherwise give two sessions' spawns one run.
+// "" when callID is "".
+func RunID(root, callID string) string {
+	if callID == "" {
+		return ""
+	}
+	return root + ":" + callID
 }
 
 // StatusLaunched is the Result.Status of a spawn_agent that returned its receipt: the

@@ -158,9 +158,9 @@ func TestDecode_Recordings(t *testing.T) {
 
 func TestDecode_Nested(t *testing.T) {
 	evs := decodeStream(t, nested, nestedRoot)
-	spawnChild := adapters.Spawn{ToolUseID: "call_standin00000001", Prompt: "CHILD-TASK: ask a helper to dig deeper",
+	spawnChild := adapters.Spawn{ToolUseID: nestedRoot + ":call_standin00000001", Prompt: "CHILD-TASK: ask a helper to dig deeper",
 		Description: "CHILD-TASK: ask a helper to dig deeper", Type: "default"}
-	spawnGrand := adapters.Spawn{ToolUseID: "call_standin00000003", Prompt: "GRAND-TASK: dig deeper",
+	spawnGrand := adapters.Spawn{ToolUseID: nestedRoot + ":call_standin00000003", Prompt: "GRAND-TASK: dig deeper",
 		Description: "GRAND-TASK: dig deeper", Type: "default"}
 
 	if ev := evs[0]; ev.Source != adapters.SourceStartup {
@@ -278,20 +278,20 @@ func TestDecode_Spawn(t *testing.T) {
 		want  adapters.Spawn
 	}{
 		{"Message", `{"message":"fix the lexer"}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: "fix the lexer", Description: "fix the lexer", Type: "default"}},
+			adapters.Spawn{ToolUseID: "s:call_1", Prompt: "fix the lexer", Description: "fix the lexer", Type: "default"}},
 		{"Items", `{"items":[{"type":"text","text":"first"},{"type":"image","image_url":"x"},{"type":"text","text":""},{"type":"text","text":"second"}]}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: "first\nsecond", Description: "first", Type: "default"}},
+			adapters.Spawn{ToolUseID: "s:call_1", Prompt: "first\nsecond", Description: "first", Type: "default"}},
 		{"MessageWinsOverItems", `{"message":"m","items":[{"type":"text","text":"i"}]}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: "m", Description: "m", Type: "default"}},
+			adapters.Spawn{ToolUseID: "s:call_1", Prompt: "m", Description: "m", Type: "default"}},
 		{"AgentType", `{"message":"m","agent_type":"explorer"}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: "m", Description: "m", Type: "explorer"}},
+			adapters.Spawn{ToolUseID: "s:call_1", Prompt: "m", Description: "m", Type: "explorer"}},
 		{"FirstLine", `{"message":"  \n  line one  \nline two"}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: "  \n  line one  \nline two", Description: "line one", Type: "default"}},
+			adapters.Spawn{ToolUseID: "s:call_1", Prompt: "  \n  line one  \nline two", Description: "line one", Type: "default"}},
 		{"CutAtWord", `{"message":"` + long + `"}`,
-			adapters.Spawn{ToolUseID: "call_1", Prompt: long, Description: strings.TrimSpace(strings.Repeat("word ", 15)) + "…", Type: "default"}},
-		{"InputNotObject", `"message"`, adapters.Spawn{ToolUseID: "call_1", Type: "default"}},
-		{"NoInput", `null`, adapters.Spawn{ToolUseID: "call_1", Type: "default"}},
-		{"MessageNotString", `{"message":5}`, adapters.Spawn{ToolUseID: "call_1", Type: "default"}},
+			adapters.Spawn{ToolUseID: "s:call_1", Prompt: long, Description: strings.TrimSpace(strings.Repeat("word ", 15)) + "…", Type: "default"}},
+		{"InputNotObject", `"message"`, adapters.Spawn{ToolUseID: "s:call_1", Type: "default"}},
+		{"NoInput", `null`, adapters.Spawn{ToolUseID: "s:call_1", Type: "default"}},
+		{"MessageNotString", `{"message":5}`, adapters.Spawn{ToolUseID: "s:call_1", Type: "default"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,8 +340,8 @@ func TestDecode_SpawnResult(t *testing.T) {
 			if ev.Kind != adapters.KindSpawnResult || ev.Result == nil || *ev.Result != tt.want {
 				t.Fatalf("got %s %+v, want %+v", ev.Kind, ev.Result, tt.want)
 			}
-			if ev.Spawn == nil || ev.Spawn.ToolUseID != "call_1" || ev.Spawn.Prompt != "m" {
-				t.Fatalf("Spawn = %+v, want call_1 with prompt m", ev.Spawn)
+			if ev.Spawn == nil || ev.Spawn.ToolUseID != "s:call_1" || ev.Spawn.Prompt != "m" {
+				t.Fatalf("Spawn = %+v, want s:call_1 with prompt m", ev.Spawn)
 			}
 		})
 	}
