@@ -103,13 +103,16 @@ func (e *Engine) subagentStart(ctx context.Context, h adapters.Registration, ev 
 		return e.inherit(ctx, h, view, root.ID, child)
 	}
 
-	named := e.namedParent(h, ev)
 	var run *kv.Run
 	var provisional bool
 	if h.SpawnReceipts {
 		run, provisional, err = e.receiptRun(ctx, id)
 	}
+	named := ""
 	if err == nil && run == nil {
+		// No receipt: the parent the harness records beside the sub-agent narrows the guess.
+		// (With one, that read is not needed: the receipt's run names the parent.)
+		named = e.namedParent(h, ev)
 		run, provisional, err = e.pickSpawn(ctx, ev, named)
 	}
 	if err != nil {

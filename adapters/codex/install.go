@@ -109,29 +109,10 @@ func editConfig(codexHome string, dryRun bool, now func() time.Time, change func
 		if !bytes.Equal(again, res.Before) {
 			continue // Codex wrote it meanwhile: read it again
 		}
-		res.Backup, err = replace(res.Path, res.Before, res.After, now())
+		res.Backup, err = atomicfile.Replace(res.Path, res.Before, res.After, 0o600, now())
 		return res, err
 	}
 	return res, fmt.Errorf("%s: it kept changing while heirloom edited it; try again", res.Path)
-}
-
-// replace writes after at path, keeping its mode; when before is not nil (the file exists), a
-// backup of it is made first. It returns the backup's name.
-func replace(path string, before, after []byte, now time.Time) (string, error) {
-	mode := fs.FileMode(0o600)
-	backup := ""
-	if before != nil {
-		mode = atomicfile.Perm(path, mode)
-		var err error
-		if backup, err = atomicfile.Backup(path, before, mode, now); err != nil {
-			return "", err
-		}
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return backup, fmt.Errorf("create %s: %w", dir, err)
-	}
-	return backup, atomicfile.Write(path, after, mode)
 }
 
 // planInstall returns src with heirloom installed (see Install), checked by parsing it again.

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters"
@@ -116,7 +113,7 @@ func Remove(codexHome string, dryRun bool, now time.Time) (RemoveResult, error) 
 		if res.Changed = string(res.After) != string(res.Before); !res.Changed {
 			return res, nil
 		}
-		backups, err := backupsOf(res.Path)
+		backups, err := atomicfile.Backups(res.Path)
 		if err != nil {
 			return res, err
 		}
@@ -138,17 +135,8 @@ func Remove(codexHome string, dryRun bool, now time.Time) (RemoveResult, error) 
 		if err != nil || string(again) != string(res.Before) {
 			continue // Codex wrote it meanwhile: read it again
 		}
-		mode := atomicfile.Perm(res.Path, 0o600)
-		if res.Backup, err = atomicfile.Backup(res.Path, res.Before, mode, now); err != nil {
-			return res, err
-		}
-		if res.Removed {
-			if err := os.Remove(res.Path); err != nil {
-				return res, fmt.Errorf("remove %s: %w", res.Path, err)
-			}
-			return res, atomicfile.SyncDir(filepath.Dir(res.Path))
-		}
-		return res, atomicfile.Write(res.Path, res.After, mode)
+		res.Backup, err = atomicfile.Replace(res.Path, res.Before, res.After, 0o600, now)
+		return res, err
 	}
 	return res, fmt.Errorf("%s: it kept changing while heirloom edited it; try again", res.Path)
 }
@@ -209,39 +197,4 @@ func planRemove(src []byte, keyFile string) ([]byte, error) {
 		}
 	}
 	return after, nil
-}
-
-// backupsOf lists the backups of path (atomicfile.Backup's <path>.bak-<stamp>[.N]), newest
-// first.
-func backupsOf(path string) ([]string, error) {
-	dir, base := filepath.Split(path)
-	entries, err := os.ReadDir(filepath.Clean(dir))
-	if err != nil {
-		return nil, fmt.Errorf("list the backups of %s: %w", path, err)
-	}
-	type named struct {
-		name, stamp string
-		n           int
-	}
-	var list []named
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), base+".bak-")
-		if !ok || e.IsDir() {
-			continue
-		}
-		stamp, num, _ := strings.Cut(rest, ".")
-		n, _ := strconv.Atoi(num)
-		list = append(list, named{filepath.Join(dir, e.Name()), stamp, n})
-	}
-	slices.SortFunc(list, func(a, b named) int {
-		if c := strings.Compare(b.stamp, a.stamp); c != 0 {
-			return c
-		}
-		return b.n - a.n
-	})
-	out := make([]string, len(list))
-	for i, l := range list {
-		out[i] = l.name
-	}
-	return out, nil
 }

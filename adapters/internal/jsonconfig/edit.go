@@ -126,16 +126,11 @@ func plan(path string, newMode fs.FileMode, change func(root *Object) error) (Re
 
 // write backs up the file res was planned from and replaces it with res.After.
 func write(res *Result, path string, newMode fs.FileMode, now time.Time) error {
-	mode := newMode
+	var before []byte
 	if res.Exists {
-		mode = atomicfile.Perm(res.Path, newMode)
-		var err error
-		if res.Backup, err = atomicfile.Backup(res.Path, res.Before, mode, now); err != nil {
-			return err
-		}
+		before = append([]byte{}, res.Before...) // not nil: an empty file is backed up too
 	}
-	if err := os.MkdirAll(filepath.Dir(res.Path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(res.Path), err)
-	}
-	return atomicfile.Write(res.Path, res.After, mode)
+	var err error
+	res.Backup, err = atomicfile.Replace(res.Path, before, res.After, newMode, now)
+	return err
 }

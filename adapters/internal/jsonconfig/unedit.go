@@ -8,10 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/heirloom-dev/heirloom/adapters/internal/atomicfile"
@@ -49,7 +46,7 @@ func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) e
 			res.Changed = res.Changed && res.Exists
 			return res, err
 		}
-		backups, err := backupsOf(res.Path)
+		backups, err := atomicfile.Backups(res.Path)
 		if err != nil {
 			return res, err
 		}
@@ -72,38 +69,10 @@ func Unedit(path string, dryRun bool, now time.Time, remove func(root *Object) e
 		if !bytes.Equal(again, res.Before) {
 			continue // its harness wrote it meanwhile: read it again
 		}
-		mode := atomicfile.Perm(res.Path, 0o600)
-		if res.Backup, err = atomicfile.Backup(res.Path, res.Before, mode, now); err != nil {
-			return res, err
-		}
-		if res.Removed {
-			if err := os.Remove(res.Path); err != nil {
-				return res, fmt.Errorf("remove %s: %w", res.Path, err)
-			}
-			return res, atomicfile.SyncDir(filepath.Dir(res.Path))
-		}
-		return res, atomicfile.Write(res.Path, res.After, mode)
+		res.Backup, err = atomicfile.Replace(res.Path, res.Before, res.After, 0o600, now)
+		return res, err
 	}
 	return UneditResult{Result: Result{Path: path}}, fmt.Errorf("%s: %w", path, ErrChanged)
-}
-
-// backupsOf lists the backups of path (atomicfile.Backup's <path>.bak-<stamp>[.N]), newest
-// first. The directory is listed rather than globbed, so a path holding glob characters ("[")
-// finds its own.
-func backupsOf(path string) ([]string, error) {
-	dir, base := filepath.Split(path)
-	entries, err := os.ReadDir(filepath.Clean(dir))
-	if err != nil {
-		return nil, fmt.Errorf("list the backups of %s: %w", path, err)
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), base+".bak-") && !e.IsDir() {
-			names = append(names, filepath.Join(dir, e.Name()))
-		}
-	}
-	slices.SortFunc(names, func(a, b string) int { return backupOrder(b, a) })
-	return names, nil
 }
 
 // matchingBackup returns the newest of backups whose JSON value is want's (see sameValue), or "".
@@ -118,30 +87,6 @@ func matchingBackup(backups []string, want []byte) string {
 		}
 	}
 	return ""
-}
-
-// backupOrder orders backup names by their stamp, then their ".N" suffix.
-func backupOrder(a, b string) int {
-	sa, na := splitBackup(a)
-	sb, nb := splitBackup(b)
-	if c := strings.Compare(sa, sb); c != 0 {
-		return c
-	}
-	return na - nb
-}
-
-// splitBackup returns a backup name's stamp part and its ".N" number (0 when none).
-func splitBackup(name string) (string, int) {
-	_, rest, _ := strings.Cut(filepath.Base(name), ".bak-")
-	stamp, n, ok := strings.Cut(rest, ".")
-	if !ok {
-		return rest, 0
-	}
-	i, err := strconv.Atoi(n)
-	if err != nil {
-		return rest, 0
-	}
-	return stamp, i
 }
 
 // sameValue reports whether a and b hold the same JSON value, whatever their key order and
